@@ -1,0 +1,91 @@
+"""From the caller's tensors to [N, T] row views and back, without copies where strides allow.
+
+The time axis may sit anywhere (``time_dim``); all other axes are batch axes and are flattened,
+in order, into N rows. Per-step inputs must all have the same shape (no broadcasting along time,
+ALGORITHMS.md §1.1); γ and λ tensors are broadcast (stride-0 views, no copy).
+"""
+import math
+import os
+from typing import Optional, Tuple
+
+import torch
+
+from . import _checks as C
+from . import _problem as P
+
+
+class Layout:
+    """Shape bookkeeping for one call, keyed on its primary input (rewards / inputs / a)."""
+
+    def __init__(self, name: str, primary, time_dim, kind: str = "real"):
+        if not isinstance(primary, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(primary).__name__}")
+        self.td = C.time_axis(time_dim, primary.dim())
+        C.tensor(name, primary, kind=kind)
+        self.primary = primary
+        self.shape = tuple(primary.shape)
+        self.device = primary.device
+        self.T = self.shape[self.td]
+        self.batch_shape = self.shape[:self.td] + self.shape[self.td + 1:]
+        self.N = math.prod(self.batch_shape)
+
+    def rows(self, x: torch.Tensor) -> torch.Tensor:
+        """[N, T] view (a copy only when the batch axes cannot be collapsed by strides)."""
+        return x.movedim(self.td, -1).reshape(self.N, self.T)
+
+    def step(self, name: str, x, kind: str = "real") -> Optional[torch.Tensor]:
+        if x is None:
+            return None
+        C.tensor(name, x, kind=kind, shape=self.shape, device=self.device)
+        return x
+
+    def row(self, name: str, x, kind: str = "real") -> Optional[torch.Tensor]:
+        """A per-row tensor of the batch shape, checked; None passes through."""
+        if x is None:
+            return None
+        C.tensor(name, x, kind=kind, shape=self.batch_shape, device=self.device,
+                 what="the batch shape (the per-step shape without the time axis)")
+        return x
+
+    def coef(self, name: str, v):
+        """γ or λ: (float, None) or (0.0, broadcast per-step tensor)."""
+        v = C.unit_interval(name, v, self.shape, self.device)
+        return (0.0, v) if isinstance(v, torch.Tensor) else (v, None)
+
+    def empty(self, dtype: torch.dtype) -> Tuple[torch.Tensor, torch.Tensor]:
+        """An output in the primary input's layout, and its [N, T] view."""
+        out = torch.empty_like(self.primary, dtype=dtype)
+        moved = out.movedim(self.td, -1)
+        try:
+            return out, moved.view(self.N, self.T)
+        except RuntimeError:   # layout not collapsible: fall back to time-last rows
+            moved = torch.empty(moved.shape, dtype=dtype, device=self.device)
+            return moved.movedim(-1, self.td), moved.view(self.N, self.T)
+
+
+def use_kernels(device: torch.device) -> bool:
+    """CUDA tensors always take the Triton kernels; CPU tensors take them, interpreted, only
+    under RLSCAN_INTERPRET=1 (how CI tests the kernels), else the torch implementation."""
+    return device.type == "cuda" or os.environ.get("RLSCAN_INTERPRET") == "1"
+
+
+def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
+    """Flatten inputs to rows, build the Problem, allocate outputs, run the chosen path."""
+    outs = [lay.empty(dtype) for _ in range(n_out)]
+    if lay.N == 0 or lay.T == 0:
+        return [o for o, _ in outs]
+    fields = {}
+    for k, v in pb_fields.items():
+        if isinstance(v, torch.Tensor):
+            v = v.reshape(lay.N).contiguous() if k in ("row0", "row1") else lay.rows(v)
+        fields[k] = v
+    pb = P.Problem(N=lay.N, T=lay.T, **fields)
+    v0 = outs[0][1]
+    v1 = outs[1][1] if n_out > 1 else None
+    if use_kernels(lay.device):
+        from .kernels.launch import launch
+        launch(pb, v0, v1)
+    else:
+        from ._torch_path import run
+        run(pb, v0, v1)
+    return [o for o, _ in outs]

@@ -1,0 +1,53 @@
+"""A validated scan problem: what every execution path (Triton kernel, Triton interpreter, torch
+fallback) receives once the public API has checked its arguments.
+
+All per-step tensors are 2-D ``[N, T]`` views (rows = the flattened batch axes, time last in
+index order, any strides); per-row tensors are contiguous ``[N]``. ``None`` marks an absent input.
+"""
+from typing import NamedTuple, Optional
+
+import torch
+
+# Estimator codes; the kernel's EST constexpr uses the same numbers (rlscan/kernels/scan.py).
+DISC, GAE, LAMBDA, VTRACE, RETRACE, TRACE, CUMSUM, LINEAR = range(8)
+BACKWARD = frozenset({DISC, GAE, LAMBDA, VTRACE, RETRACE})
+TWO_OUTPUTS = frozenset({GAE, VTRACE})
+
+# How V(s'_t) is given (ALGORITHMS.md §1.3).
+VN_NONE = 0        # no source: vnext = 0 (discounted returns only)
+VN_DENSE = 1       # E1: next_values[t]
+VN_BOOT_STEPS = 2  # E2: values[t+1], bootstrap_values[t] at truncations and t = T-1
+VN_BOOT_LAST = 3   # E2 shorthand: values[t+1], last_value at t = T-1
+VN_BOOT_ZERO = 4   # E2 with no bootstrap tensor: 0 at truncations and t = T-1
+
+# How the importance ratio is given (ALGORITHMS.md §1.4).
+RATIO_LOG = 0         # log_ratio
+RATIO_LOGP_PAIR = 1   # exp(target_logp - behaviour_logp)
+RATIO_PROB_PAIR = 2   # target_probs / behaviour_probs
+
+
+class Problem(NamedTuple):
+    est: int
+    reverse: bool
+    N: int
+    T: int
+    p0: torch.Tensor                      # rewards | inputs z | a
+    p1: Optional[torch.Tensor] = None     # values | q_taken | b
+    term: Optional[torch.Tensor] = None   # terminated | dones | starts
+    trunc: Optional[torch.Tensor] = None
+    nv: Optional[torch.Tensor] = None     # next_values | bootstrap_values | expected_next_q
+    x1: Optional[torch.Tensor] = None     # ratio source 1
+    x2: Optional[torch.Tensor] = None     # ratio source 2
+    g: Optional[torch.Tensor] = None      # per-step gamma
+    lam: Optional[torch.Tensor] = None    # per-step lambda
+    row0: Optional[torch.Tensor] = None   # last_value | seed | init   [N]
+    row1: Optional[torch.Tensor] = None   # done_prev                  [N]
+    vnext: int = VN_NONE
+    ratio: int = RATIO_LOG
+    gamma: float = 1.0
+    lmbda: float = 1.0
+    rho_bar: float = 1.0
+    c_bar: float = 1.0
+    pg_rho_bar: float = 1.0
+    pg_mix: bool = False
+    starts_at: bool = False

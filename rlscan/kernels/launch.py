@@ -1,0 +1,69 @@
+"""Host side of the fused scan kernel: pick a config and launch one program per BLOCK_N rows."""
+import contextlib
+import os
+from typing import Optional
+
+import torch
+import triton
+
+from .. import _problem as P
+from .scan import fused_scan_kernel
+
+_forced: Optional[dict] = None
+
+
+@contextlib.contextmanager
+def force_config(**config):
+    """Launch every kernel with ``config`` (BLOCK_N, BLOCK_T, num_warps) inside the block.
+
+    For tests that must exercise chunk edges and partial row blocks at small shapes."""
+    global _forced
+    old, _forced = _forced, dict(config)
+    try:
+        yield
+    finally:
+        _forced = old
+
+
+def heuristic_config(N: int, T: int) -> dict:
+    """Several rows per program when T is short, one long row walked in chunks otherwise.
+
+    ~4096 elements per program keeps registers modest at num_warps=4 (BENCHMARKS.md's probe:
+    BLOCK_N rows per program beat one row per program at T=128)."""
+    block_t = min(triton.next_power_of_2(max(T, 1)), 1024)
+    block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 4096 // block_t))
+    if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per element, not per program
+        block_t = min(block_t, 64)
+        block_n = min(block_n, 16)
+    return {"BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 4}
+
+
+def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
+    # (pointer, row stride, time stride) of a 2-D [N, T] view; a dummy for an absent input
+    if x is None:
+        return dummy, 0, 0
+    return x, x.stride(0), x.stride(1)
+
+
+def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
+    """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
+    cfg = dict(_forced) if _forced is not None else heuristic_config(pb.N, pb.T)
+    d = pb.p0
+    args = []
+    for x in (pb.p0, pb.p1, pb.term, pb.trunc, pb.nv, pb.x1, pb.x2, pb.g, pb.lam):
+        args.extend(_st(x, d))
+    args.append(pb.row0 if pb.row0 is not None else d)
+    args.append(pb.row1 if pb.row1 is not None else d)
+    args.extend(_st(out0, d))
+    args.extend(_st(out1 if out1 is not None else out0, d))
+    grid = (triton.cdiv(pb.N, cfg["BLOCK_N"]),)
+    fused_scan_kernel[grid](
+        *args, pb.N, pb.T,
+        float(pb.gamma), float(pb.lmbda), float(pb.rho_bar), float(pb.c_bar), float(pb.pg_rho_bar),
+        EST=pb.est, REVERSE=pb.reverse, VNEXT=pb.vnext, RATIO=pb.ratio,
+        HAS_TERM=pb.term is not None, HAS_TRUNC=pb.trunc is not None,
+        GAMMA_T=pb.g is not None, LAMBDA_T=pb.lam is not None,
+        HAS_ROW0=pb.row0 is not None, HAS_ROW1=pb.row1 is not None,
+        PG_MIX=pb.pg_mix, STARTS_AT=pb.starts_at,
+        BLOCK_N=cfg["BLOCK_N"], BLOCK_T=cfg["BLOCK_T"], num_warps=cfg.get("num_warps", 4),
+    )

@@ -1,0 +1,235 @@
+"""The one fused scan kernel behind every estimator.
+
+Each program owns BLOCK_N rows and walks their time axis in chunks of BLOCK_T, starting at the
+boundary side (t = T-1 for backward scans, t = 0 for forward ones). For every chunk it
+
+1. loads the raw inputs and builds the coefficients ``(a, b)`` in registers (``_coeffs_*``),
+2. runs ``tl.associative_scan`` with the single combine ``_combine`` (ALGORITHMS.md §2.1),
+3. applies the carry entering the chunk, ``x = B + A * carry``, writes the outputs, and
+4. takes the value at the chunk's far end as the next carry (the single-pass form of §2.5).
+
+Scan order: position ``p`` of a chunk holds time ``t = hi - 1 - p`` (backward) or ``lo + p``
+(forward), so the element applied first, nearest the boundary value, is always the left
+operand. We do not use ``associative_scan(reverse=True)``: its operand order for
+non-commutative combines has differed between Triton versions (triton-lang/triton#4362).
+
+Lanes outside ``[0, T)`` or past the last row hold the identity ``(1, 0)`` (§2.4). Masking is by
+selection (``tl.where``), never by multiplying with a 0/1 flag, so NaN or inf in ignored slots
+(successor values after a termination, bootstrap values at non-boot steps, padding) never
+reach an output (§1.5). Offsets are 64-bit, so tensors past 2**31 elements are safe.
+"""
+import triton
+import triton.language as tl
+
+# Estimator codes (constexpr EST). Kept in sync with rlscan/_problem.py.
+DISC, GAE, LAMBDA, VTRACE, RETRACE, TRACE, CUMSUM, LINEAR = 0, 1, 2, 3, 4, 5, 6, 7
+# Successor-value sources (constexpr VNEXT), ALGORITHMS.md §1.3.
+VN_NONE, VN_DENSE, VN_BOOT_STEPS, VN_BOOT_LAST, VN_BOOT_ZERO = 0, 1, 2, 3, 4
+# Ratio sources (constexpr RATIO), ALGORITHMS.md §1.4.
+RATIO_LOG, RATIO_LOGP_PAIR, RATIO_PROB_PAIR = 0, 1, 2
+
+
+@triton.jit
+def _combine(a_l, b_l, a_r, b_r):
+    # op(L, R) = R ∘ L: L is nearer the boundary value and is applied first.
+    return a_r * a_l, b_r + a_r * b_l
+
+
+@triton.jit
+def _load(ptr, o_row, t, stride_t, m, other):
+    # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
+    return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=other).to(tl.float32)
+
+
+@triton.jit
+def _load_flag(ptr, o_row, t, stride_t, m):
+    # nonzero = true, for bool, integer and float flags alike
+    return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=0) != 0
+
+
+@triton.jit
+def _clip(ratio, thr):
+    # min(thr, ratio) that lets a NaN ratio through (min.f32 on the GPU would drop it)
+    return tl.where(ratio > thr, thr, ratio)
+
+
+@triton.jit
+def _ratio(X1, X2, o1, o2, s1, s2, t, m, RATIO: tl.constexpr):
+    if RATIO == 0:    # log_ratio
+        r = tl.exp(_load(X1, o1, t, s1, m, 0.0))
+    elif RATIO == 1:  # target and behaviour log-probabilities
+        r = tl.exp(_load(X1, o1, t, s1, m, 0.0) - _load(X2, o2, t, s2, m, 0.0))
+    else:             # target and behaviour probabilities of the taken action
+        r = _load(X1, o1, t, s1, m, 1.0) / _load(X2, o2, t, s2, m, 1.0)
+    return r
+
+
+@triton.jit
+def _vnext(V, NV, LV, o_v, o_nv, o_n, m_n, s_v, s_nv, t, T, m, trunc, last, VNEXT: tl.constexpr):
+    """V(s'_t) for every lane; read only where the step is not terminated."""
+    if VNEXT == 0:
+        vn = tl.zeros(t.shape, tl.float32)
+    elif VNEXT == 1:  # E1: dense next values
+        vn = _load(NV, o_nv, t, s_nv, m, 0.0)
+    else:             # E2: values[t+1], or a bootstrap at truncations and at t = T-1
+        v_succ = _load(V, o_v, t + 1, s_v, m & (t + 1 < T), 0.0)
+        if VNEXT == 2:
+            boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0)
+        elif VNEXT == 3:
+            boot_v = tl.load(LV + o_n, mask=m_n, other=0.0).to(tl.float32)[:, None]
+            boot_v = tl.where(last, boot_v, 0.0)
+        else:
+            boot_v = tl.zeros(t.shape, tl.float32)
+        vn = tl.where(trunc | last, boot_v, v_succ)
+    return vn
+
+
+@triton.jit
+def fused_scan_kernel(
+    # per-step inputs [N, T] with (row stride, time stride); unused ones are dummies
+    P0, s0r, s0t,          # rewards | inputs z | a (linear)
+    P1, s1r, s1t,          # values | q_taken | b (linear)
+    TERM, s2r, s2t,        # terminated | dones | starts
+    TRUNC, s3r, s3t,       # truncated
+    NV, s4r, s4t,          # next_values | bootstrap_values | expected_next_q
+    X1, s5r, s5t,          # ratio source 1
+    X2, s6r, s6t,          # ratio source 2
+    G, s7r, s7t,           # per-step gamma
+    L, s8r, s8t,           # per-step lambda
+    ROW0, ROW1,            # per-row: last_value | seed | init, and done_prev
+    O0, o0r, o0t,          # first output
+    O1, o1r, o1t,          # second output (GAE returns, V-trace pg advantages)
+    N, T,
+    gamma, lmbda, rho_bar, c_bar, pg_rho_bar,
+    EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
+    HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
+    LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
+    PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+):
+    i_n = tl.program_id(0)
+    o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
+    m_n = o_n < N
+    r64 = o_n.to(tl.int64)[:, None]                         # [BN, 1]
+    o_p = tl.arange(0, BLOCK_T)[None, :]                    # [1, BT] scan positions
+
+    # carry entering the next chunk: x[T] = 0 (backward) or the seed x[-1] (forward)
+    carry = tl.zeros([BLOCK_N], tl.float32)
+    if HAS_ROW0:
+        if REVERSE == 0 or EST == 7:   # (backward estimators use ROW0 for last_value)
+            carry = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
+
+    for i_c in range(0, tl.cdiv(T, BLOCK_T)):
+        if REVERSE:
+            t = T - 1 - i_c * BLOCK_T - o_p                     # [1, BT]
+        else:
+            t = i_c * BLOCK_T + o_p
+        m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
+        t = tl.where(m, t, 0)                                   # keep pad lanes in bounds
+        t = t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32)
+
+        if GAMMA_T:
+            g = _load(G, r64 * s7r, t, s7t, m, 1.0)
+        else:
+            g = tl.full([BLOCK_N, BLOCK_T], gamma, tl.float32)   # fp32 even if gamma came as fp64
+        if LAMBDA_T:
+            lam = _load(L, r64 * s8r, t, s8t, m, 1.0)
+        else:
+            lam = tl.full([BLOCK_N, BLOCK_T], lmbda, tl.float32)
+
+        if EST == 7:
+            # ---- generic linear recurrence, either direction: a and b given
+            a = _load(P0, r64 * s0r, t, s0t, m, 1.0)
+            b = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+        elif REVERSE:
+            # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
+            r = _load(P0, r64 * s0r, t, s0t, m, 0.0)
+            if HAS_TERM:
+                term = _load_flag(TERM, r64 * s2r, t, s2t, m)
+            else:
+                term = t < 0        # all false: pad lanes were clamped to t = 0
+            if HAS_TRUNC:
+                trunc = _load_flag(TRUNC, r64 * s3r, t, s3t, m)
+            else:
+                trunc = t < 0
+            last = t == T - 1
+            cut = term | trunc | last
+            boot = cut & (~term)
+            vn = _vnext(P1, NV, ROW0, r64 * s1r, r64 * s4r, o_n, m_n, s1t, s4t, t, T, m,
+                        trunc, last, VNEXT)
+            if EST == 0:    # discounted returns, §3.1
+                a = tl.where(cut, 0.0, g)
+                b = r + tl.where(boot, g * vn, 0.0)
+            elif EST == 1:  # GAE, §3.2
+                v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                a = tl.where(cut, 0.0, g * lam)
+                b = r + tl.where(term, 0.0, g * vn) - v
+            elif EST == 2:  # TD(lambda) returns, §3.3
+                a = tl.where(cut, 0.0, g * lam)
+                b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
+            elif EST == 3:  # V-trace, §3.4: c at the element's own index t
+                v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                ratio = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t, m, RATIO)
+                rho = _clip(ratio, rho_bar)
+                a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
+                b = rho * (r + tl.where(term, 0.0, g * vn) - v)
+            else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
+                q = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                m_next = m & (t + 1 < T)
+                ratio_next = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t + 1, m_next,
+                                    RATIO)
+                if LAMBDA_T:
+                    lam_next = _load(L, r64 * s8r, t + 1, s8t, m_next, 1.0)
+                else:
+                    lam_next = lam
+                a = tl.where(cut, 0.0, g * lam_next * _clip(ratio_next, c_bar))
+                b = r + tl.where(term, 0.0, g * vn) - q
+        else:
+            # ---- forward scans: the reset lands on the first step of the new episode
+            b = _load(P0, r64 * s0r, t, s0t, m, 0.0)
+            if STARTS_AT:
+                reset = _load_flag(TERM, r64 * s2r, t, s2t, m)
+            else:
+                reset = _load_flag(TERM, r64 * s2r, t - 1, s2t, m & (t >= 1))
+                if HAS_ROW1:
+                    d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
+                    reset = reset | (d_prev[:, None] & (t == 0))
+            if EST == 5:    # eligibility traces, §3.6
+                a = tl.where(reset, 0.0, g * lam)
+            else:           # episodic prefix sum, §3.7
+                a = tl.where(reset, 0.0, 1.0)
+
+        # identity padding, then the scan with the one combine
+        a = tl.where(m, a, 1.0)
+        b = tl.where(m, b, 0.0)
+        s_a, s_b = tl.associative_scan((a, b), 1, _combine)
+        x = s_b + s_a * carry[:, None]                              # [BN, BT]
+
+        if EST == 1:
+            y0 = x
+            y1 = x + v
+        elif EST == 3:
+            vs = v + x
+            # vs[t+1] is the exclusive scan value: the previous position, or the carry at p = 0
+            x_prev = tl.gather(x, tl.maximum(o_p - 1, 0) + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
+            x_prev = tl.where(o_p == 0, carry[:, None], x_prev)
+            v_succ = _load(P1, r64 * s1r, t + 1, s1t, m & (t + 1 < T), 0.0)
+            vs_next = v_succ + x_prev
+            if PG_MIX:
+                w = lam * vs_next + (1.0 - lam) * vn
+            else:
+                w = vs_next
+            w = tl.where(term, 0.0, tl.where(boot, vn, w))
+            y0 = vs
+            y1 = _clip(ratio, pg_rho_bar) * (r + g * w - v)
+        elif EST == 4:
+            y0 = q + x
+            y1 = x
+        else:
+            y0 = x
+            y1 = x
+        tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty), mask=m)
+        if EST == 1 or EST == 3:
+            tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t, y1.to(O1.dtype.element_ty), mask=m)
+        # the last scan position composes the whole chunk (pad lanes are identities)
+        carry = tl.sum(tl.where(o_p == BLOCK_T - 1, x, 0.0), axis=1)
