@@ -33,6 +33,11 @@ def _shift_prev(x: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     return torch.cat([first[:, None].to(x.dtype), x[:, :-1]], dim=1)
 
 
+def _apply(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    # b + a·x, where a = 0 is a reset that discards x even if it is inf or NaN (§2.1)
+    return torch.where(a == 0, b, b + a * x)
+
+
 def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse: bool) -> torch.Tensor:
     """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0)."""
     if reverse:
@@ -43,10 +48,10 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
     while d < T:
         # position t absorbs the composition ending at t-d, which was applied before it
         A_prev, B_prev = A[:, :-d], B[:, :-d]
-        B = torch.cat([B[:, :d], B[:, d:] + A[:, d:] * B_prev], dim=1)
+        B = torch.cat([B[:, :d], _apply(A[:, d:], B[:, d:], B_prev)], dim=1)
         A = torch.cat([A[:, :d], A[:, d:] * A_prev], dim=1)
         d *= 2
-    x = B if init is None else B + A * init.to(f32)[:, None]
+    x = B if init is None else _apply(A, B, init.to(f32)[:, None])
     return x.flip(1) if reverse else x
 
 
@@ -117,8 +122,8 @@ def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None
             b = _clip(ratio, pb.rho_bar) * (r + torch.where(term, zero, g * vn) - v)
         else:  # RETRACE: c of the next step
             q = _f(pb.p1)
-            c_next = _shift_next(lam * _clip(_ratio(pb), pb.c_bar))
-            a = torch.where(cut, zero, g * c_next)
+            # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
+            a = torch.where(cut, zero, g * lam * _shift_next(_clip(_ratio(pb), pb.c_bar)))
             b = r + torch.where(term, zero, g * vn) - q
     else:
         b = _f(pb.p0)

@@ -9,7 +9,7 @@ Conventions (§1):
 
 * Layout ``[..., T]``: time is the last axis, any number of batch axes.  Per-row arguments
   (``last_value``, ``seed``, ``done_prev``, ``init``) have the batch shape ``[...]``.
-* Flags use the end-of-episode convention (flag at t = t is the last transition of its
+* Flags use the end-of-episode convention (flag = 1 at t: t is the last transition of its
   episode); any nonzero value is true and ``None`` means all false.  ``terminated``: no
   bootstrap and the carry is cut.  ``truncated``: bootstrap from ``vnext[t]`` (value of the true
   final observation) and cut.  Both set: terminated wins.  Column T-1 is always a cut

@@ -66,4 +66,5 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         HAS_ROW0=pb.row0 is not None, HAS_ROW1=pb.row1 is not None,
         PG_MIX=pb.pg_mix, STARTS_AT=pb.starts_at,
         BLOCK_N=cfg["BLOCK_N"], BLOCK_T=cfg["BLOCK_T"], num_warps=cfg.get("num_warps", 4),
+        num_stages=cfg.get("num_stages", 1),
     )

@@ -30,9 +30,17 @@ RATIO_LOG, RATIO_LOGP_PAIR, RATIO_PROB_PAIR = 0, 1, 2
 
 
 @triton.jit
+def _apply(a, b, x):
+    # b + a·x, where a = 0 is a reset that discards x even if x is inf or NaN (§2.1: an
+    # element (0, b) discards everything composed inside it, so a done flag severs all
+    # dependence across it)
+    return tl.where(a == 0.0, b, b + a * x)
+
+
+@triton.jit
 def _combine(a_l, b_l, a_r, b_r):
     # op(L, R) = R ∘ L: L is nearer the boundary value and is applied first.
-    return a_r * a_l, b_r + a_r * b_l
+    return a_r * a_l, _apply(a_r, b_r, b_l)
 
 
 @triton.jit
@@ -178,11 +186,8 @@ def fused_scan_kernel(
                 m_next = m & (t + 1 < T)
                 ratio_next = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t + 1, m_next,
                                     RATIO)
-                if LAMBDA_T:
-                    lam_next = _load(L, r64 * s8r, t + 1, s8t, m_next, 1.0)
-                else:
-                    lam_next = lam
-                a = tl.where(cut, 0.0, g * lam_next * _clip(ratio_next, c_bar))
+                # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
+                a = tl.where(cut, 0.0, g * lam * _clip(ratio_next, c_bar))
                 b = r + tl.where(term, 0.0, g * vn) - q
         else:
             # ---- forward scans: the reset lands on the first step of the new episode
@@ -203,7 +208,7 @@ def fused_scan_kernel(
         a = tl.where(m, a, 1.0)
         b = tl.where(m, b, 0.0)
         s_a, s_b = tl.associative_scan((a, b), 1, _combine)
-        x = s_b + s_a * carry[:, None]                              # [BN, BT]
+        x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
 
         if EST == 1:
             y0 = x
