@@ -14,6 +14,9 @@ from . import _checks as C
 from . import _problem as P
 
 
+POISON_OUTPUTS = False   # tests set this: outputs start as NaN so unwritten lanes show up
+
+
 class Layout:
     """Shape bookkeeping for one call, keyed on its primary input (rewards / inputs / a)."""
 
@@ -55,11 +58,13 @@ class Layout:
     def empty(self, dtype: torch.dtype) -> Tuple[torch.Tensor, torch.Tensor]:
         """An output in the primary input's layout, and its [N, T] view."""
         out = torch.empty_like(self.primary, dtype=dtype)
+        if POISON_OUTPUTS:
+            out.fill_(float("nan"))
         moved = out.movedim(self.td, -1)
         try:
             return out, moved.view(self.N, self.T)
         except RuntimeError:   # layout not collapsible: fall back to time-last rows
-            moved = torch.empty(moved.shape, dtype=dtype, device=self.device)
+            moved = torch.full(moved.shape, float("nan"), dtype=dtype, device=self.device)
             return moved.movedim(-1, self.td), moved.view(self.N, self.T)
 
 

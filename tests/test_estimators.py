@@ -1,0 +1,322 @@
+"""The public estimators against the float64 reference, on every backend (conftest.py):
+worked examples, random data with terminations and truncations, layouts, dtypes, per-step
+coefficients, chunk edges, NaN in ignored slots, empty inputs."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import rlscan
+from rlscan.kernels.launch import force_config
+
+import cases
+from cases import BACKWARD, ESTIMATORS, assert_matches, call, make, reference, scale_of
+
+NAN = float("nan")
+
+
+def row(*xs, dtype=torch.float32):
+    return torch.tensor([list(xs)], dtype=dtype)
+
+
+# ---------------------------------------------------------------- ALGORITHMS.md §4 worked row
+R = row(1.0, -0.5, 2.0, 0.5, 1.0)
+V = row(0.5, 1.0, 0.8, 1.2, -0.4)
+TERM = row(0, 1, 0, 0, 0, dtype=torch.bool)
+TRUNC = row(0, 0, 0, 1, 0, dtype=torch.bool)
+BV = row(0.0, NAN, NAN, 2.0, 0.6)            # E2; NaN where bootstrap values are never read
+NV = row(1.0, NAN, 1.2, 2.0, 0.6)            # E1; NaN at the terminated (ignored) step
+LOG_RATIO = torch.log(row(0.5, 2.0, 1.5, 0.8, 1.1))
+
+
+def close(out, expected, atol=2e-6):
+    np.testing.assert_allclose(out.detach().cpu().double().numpy(), [expected], rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("enc", ["next_values", "bootstrap_values"])
+def test_worked_example_gae_and_lambda_returns(backend, device, enc):
+    succ = {"next_values": NV, "bootstrap_values": BV}[enc].to(device)
+    d = lambda x: x.to(device)   # noqa: E731
+    adv, ret = rlscan.gae(d(R), d(V), d(TERM), d(TRUNC), gamma=0.9, lmbda=0.8, **{enc: succ})
+    close(adv, [0.32, -1.5, 3.072, 1.1, 1.94])
+    close(ret, [0.82, -0.5, 3.872, 2.3, 1.54])
+    g = rlscan.lambda_returns(d(R), d(TERM), d(TRUNC), values=d(V), gamma=0.9, lmbda=0.8,
+                              **{enc: succ})
+    close(g, [0.82, -0.5, 3.872, 2.3, 1.54])
+
+
+def test_worked_example_terminated_wins_over_truncated(backend, device):
+    d = lambda x: x.to(device)   # noqa: E731
+    trunc = TRUNC.clone()
+    trunc[0, 1] = True
+    bv = BV.clone()
+    bv[0, 1] = 3.0
+    adv, _ = rlscan.gae(d(R), d(V), d(TERM), d(trunc), bootstrap_values=d(bv), gamma=0.9,
+                        lmbda=0.8)
+    close(adv, [0.32, -1.5, 3.072, 1.1, 1.94])
+    g = rlscan.discounted_returns(d(R), d(TERM), d(trunc), bootstrap_values=d(bv), gamma=0.9)
+    close(g, [0.55, -0.5, 4.07, 2.3, 1.54])
+
+
+@pytest.mark.parametrize("lmbda, mix, vs, pg", [
+    (1.0, "vs", [0.39, -0.8, 4.2884, 2.08, 1.734], [-0.11, -1.8, 3.6864, 0.88, 2.134]),
+    (0.9, "vs", [0.471, -0.8, 4.21316, 2.08, 1.734], [-0.11, -1.8, 3.6864, 0.88, 2.134]),
+    (0.9, "lambda_mix", [0.471, -0.8, 4.21316, 2.08, 1.734],
+     [-0.029, -1.8, 3.59136, 0.88, 2.134]),
+])
+def test_worked_example_vtrace(backend, device, lmbda, mix, vs, pg):
+    d = lambda x: x.to(device)   # noqa: E731
+    out = rlscan.vtrace(d(R), d(V), d(TERM), d(TRUNC), log_ratio=d(LOG_RATIO),
+                        bootstrap_values=d(BV), gamma=0.9, lmbda=lmbda, rho_bar=1.2,
+                        c_bar=0.95, pg_bootstrap=mix)
+    close(out.vs, vs)
+    close(out.pg_advantages, pg)
+    # the same ratio as a pair of log-probabilities
+    out2 = rlscan.vtrace(d(R), d(V), d(TERM), d(TRUNC), target_logp=d(LOG_RATIO - 1.5),
+                         behaviour_logp=d(torch.full_like(R, -1.5)), next_values=d(NV),
+                         gamma=0.9, lmbda=lmbda, rho_bar=1.2, c_bar=0.95, pg_bootstrap=mix)
+    close(out2.vs, vs)
+    close(out2.pg_advantages, pg)
+
+
+def test_worked_example_returns_retrace_traces_and_prefix_sums(backend, device):
+    d = lambda x: x.to(device)   # noqa: E731
+    close(rlscan.discounted_returns(d(R), d(TERM), d(TRUNC), next_values=d(NV), gamma=0.9),
+          [0.55, -0.5, 4.07, 2.3, 1.54])
+    close(rlscan.discounted_returns(d(R), d(TERM), d(TRUNC), gamma=0.9),
+          [0.55, -0.5, 2.45, 0.5, 1.0])
+    q_ret = rlscan.retrace(d(R), d(V), d(row(1.1, NAN, 1.0, 2.0, 0.6)), d(TERM), d(TRUNC),
+                           target_probs=d(row(0.25, 1.0, 0.75, 0.4, 0.55)),
+                           behaviour_probs=d(row(0.5, 0.5, 0.5, 0.5, 0.5)),
+                           gamma=0.9, lmbda=0.9)
+    close(q_ret, [0.775, -0.5, 3.6128, 2.3, 1.54])
+    z, dones = d(row(1.0, 2, 3, 4, 5)), d(TERM | TRUNC)
+    close(rlscan.eligibility_traces(z, dones, gamma=0.9, lmbda=0.8), [1, 2.72, 3, 6.16, 5])
+    seed = d(torch.tensor([10.0]))
+    close(rlscan.eligibility_traces(z, dones, gamma=0.9, lmbda=0.8, seed=seed),
+          [8.2, 7.904, 3, 6.16, 5])
+    close(rlscan.eligibility_traces(z, dones, gamma=0.9, lmbda=0.8, seed=seed,
+                                    done_prev=d(torch.tensor([True]))), [1, 2.72, 3, 6.16, 5])
+    close(rlscan.episodic_cumsum(d(R), dones), [1, 0.5, 2, 2.5, 1])
+    close(rlscan.episodic_cumsum(d(torch.ones(1, 5)), dones), [1, 2, 1, 2, 1])
+    starts = d(row(1, 0, 1, 0, 1, dtype=torch.uint8))
+    close(rlscan.episodic_cumsum(d(torch.ones(1, 5)), starts, seed=seed, boundary="starts_at"),
+          [1, 2, 1, 2, 1])
+
+
+# ---------------------------------------------------------------- random data vs reference
+SHAPES = [(1, 1), (3, 2), (5, 37), (2, 3, 70), (6, 130)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_matches_float64_reference(backend, device, est, shape):
+    kw, rk = make(est, shape, seed=hash((est, shape)) % 1000)
+    out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+
+
+@pytest.mark.parametrize("encoding", ["next_values", "bootstrap", "last_value", "none"])
+@pytest.mark.parametrize("est", ["gae", "lambda_returns", "discounted_returns", "vtrace"])
+def test_every_successor_value_encoding_matches_reference(backend, device, est, encoding):
+    if encoding == "none" and est != "discounted_returns":
+        pytest.skip("only discounted returns run without successor values")
+    kw, rk = make(est, (3, 41), seed=7, encoding=encoding)
+    if encoding == "none":
+        kw.pop("values", None)
+        rk.pop("values", None)
+    out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=41, scale=scale_of(est, rk))
+
+
+@pytest.mark.parametrize("block_n, block_t", [(1, 16), (2, 32), (4, 16)])
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_t):
+    """T = 3 chunks + 1 and a done exactly on a chunk edge; N not a multiple of BLOCK_N."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    shape = (5, 3 * block_t + 1)
+    kw, rk = make(est, shape, seed=block_t)
+    flag = "dones" if "dones" in kw else "terminated"
+    kw[flag][:, block_t - 1] = True
+    kw[flag][:, 2 * block_t] = True
+    with force_config(BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1):
+        out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+
+
+def test_linear_scan_generic_recurrence_both_directions(backend, device):
+    gen = torch.Generator().manual_seed(3)
+    a = torch.rand(4, 50, generator=gen) * 1.2 - 0.1     # non-constant, some negative
+    b = torch.randn(4, 50, generator=gen)
+    init = torch.randn(4, generator=gen)
+    for reverse in (False, True):
+        out = rlscan.linear_scan(a.to(device), b.to(device), reverse=reverse, init=init.to(device))
+        expected = cases.ref.linear_scan(a.double().numpy(), b.double().numpy(),
+                                         reverse=reverse, init=init.double().numpy())
+        m = cases.ref.magnitude(a.double().numpy(), b.double().numpy(), reverse=reverse,
+                                init=init.double().numpy())
+        assert_matches(out, expected, T=50, scale=m)
+
+
+# ---------------------------------------------------------------- layouts
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_time_major_equals_time_last(backend, device, est):
+    kw, _ = make(est, (6, 29), seed=11)
+    out_last = cases.as_tuple(call(est, kw, device))
+    major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+             for k, v in kw.items()}
+    out_major = cases.as_tuple(call(est, major, device, time_dim=0))
+    for a, b in zip(out_last, out_major):
+        assert b.shape == (29, 6) and b.stride() == (6, 1)   # the caller's layout is kept
+        torch.testing.assert_close(a, b.t(), rtol=1e-6, atol=1e-6)
+
+
+def test_any_time_axis_and_strided_views(backend, device):
+    """[B1, T, B2] with time in the middle, and non-contiguous slices, need no copies."""
+    gen = torch.Generator().manual_seed(5)
+    r = torch.randn(3, 40, 4, generator=gen)
+    v = torch.randn(3, 40, 4, generator=gen)
+    term = torch.rand(3, 40, 4, generator=gen) < 0.1
+    lv = torch.randn(3, 4, generator=gen)
+    out = rlscan.gae(r.to(device), v.to(device), term.to(device), last_value=lv.to(device),
+                     time_dim=1, gamma=0.95, lmbda=0.9)
+    assert out.advantages.shape == (3, 40, 4)
+    per_row = rlscan.gae(r.movedim(1, -1).reshape(12, 40).to(device),
+                         v.movedim(1, -1).reshape(12, 40).to(device),
+                         term.movedim(1, -1).reshape(12, 40).to(device),
+                         last_value=lv.reshape(12).to(device), gamma=0.95, lmbda=0.9)
+    torch.testing.assert_close(out.advantages.movedim(1, -1).reshape(12, 40),
+                               per_row.advantages, rtol=1e-6, atol=1e-6)
+    # every second step of a wider buffer: strided time axis
+    wide = torch.randn(4, 80, generator=gen)
+    flags = torch.rand(4, 80, generator=gen) < 0.1
+    sliced = rlscan.discounted_returns(wide[:, ::2].to(device), flags[:, ::2].to(device))
+    dense = rlscan.discounted_returns(wide[:, ::2].contiguous().to(device),
+                                      flags[:, ::2].contiguous().to(device))
+    torch.testing.assert_close(sliced, dense, rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- dtypes and coefficients
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_half_inputs_equal_float32_math_on_rounded_inputs(backend, device, est, dtype):
+    kw, _ = make(est, (3, 33), seed=2)
+    half = {k: (v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
+            for k, v in kw.items()}
+    rounded = {k: (v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
+               for k, v in half.items()}
+    for a, b in zip(cases.as_tuple(call(est, half, device)),
+                    cases.as_tuple(call(est, rounded, device))):
+        assert a.dtype == torch.float32
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("flag_dtype", [torch.uint8, torch.float32, torch.int64])
+def test_flag_dtypes_are_nonzero_means_true(backend, device, flag_dtype):
+    kw, _ = make("gae", (3, 20), seed=4)
+    as_bool = rlscan.gae(**{k: v.to(device) if isinstance(v, torch.Tensor) else v
+                            for k, v in kw.items()})
+    kw["terminated"] = kw["terminated"].to(flag_dtype) * 3     # nonzero, not only 1
+    kw["truncated"] = kw["truncated"].to(flag_dtype)
+    other = rlscan.gae(**{k: v.to(device) if isinstance(v, torch.Tensor) else v
+                          for k, v in kw.items()})
+    torch.testing.assert_close(as_bool.advantages, other.advantages, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float64])
+def test_out_dtype(backend, device, out_dtype):
+    kw, _ = make("vtrace", (2, 9), seed=1)
+    out = call("vtrace", kw, device, out_dtype=out_dtype)
+    ref32 = call("vtrace", kw, device)
+    assert out.vs.dtype == out.pg_advantages.dtype == out_dtype
+    torch.testing.assert_close(out.vs.float(), ref32.vs, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("est", ["gae", "lambda_returns", "vtrace", "retrace",
+                                 "discounted_returns", "eligibility_traces"])
+@pytest.mark.parametrize("kind", ["per_row", "per_step"])
+def test_tensor_gamma_and_lambda(backend, device, est, kind):
+    T = 23
+    kw, rk = make(est, (4, T), seed=9)
+    gen = torch.Generator().manual_seed(1)
+    shape = (4, 1) if kind == "per_row" else (4, T)
+    kw["gamma"] = rk["gamma"] = torch.rand(shape, generator=gen) * 0.5 + 0.5
+    if "lmbda" in kw:
+        kw["lmbda"] = rk["lmbda"] = torch.rand(shape, generator=gen)
+    out = call(est, kw, device)
+    assert_matches(out, reference(est, {k: v for k, v in rk.items()}), T=T,
+                   scale=scale_of(est, rk))
+
+
+def test_gamma_and_lambda_edges_zero_and_one(backend, device):
+    kw, rk = make("gae", (3, 17), seed=12)
+    for g, lam in [(0.0, 0.5), (1.0, 1.0), (0.5, 0.0)]:
+        kw.update(gamma=g, lmbda=lam)
+        rk.update(gamma=g, lmbda=lam)
+        assert_matches(call("gae", kw, device), reference("gae", rk), T=17,
+                       scale=scale_of("gae", rk))
+
+
+# ---------------------------------------------------------------- masking and edge cases
+def test_nan_and_inf_in_ignored_slots_never_leak(backend, device):
+    kw, rk = make("gae", (4, 30), seed=21, encoding="next_values")
+    term = kw["terminated"]
+    boot = (kw["truncated"] | torch.zeros_like(term).index_fill_(1, torch.tensor([29]), True))
+    kw["next_values"] = kw["next_values"].masked_fill(term, NAN)
+    clean = rlscan.gae(**{k: v.to(device) if isinstance(v, torch.Tensor) else v
+                          for k, v in kw.items()})
+    assert torch.isfinite(clean.advantages).all()
+    # bootstrap values are read only at truncations and T-1
+    kw2, _ = make("vtrace", (4, 30), seed=21)
+    boot = kw2["truncated"] & ~kw2["terminated"]
+    boot[:, -1] = True
+    kw2["bootstrap_values"] = kw2["bootstrap_values"].masked_fill(~boot, float("inf"))
+    out = call("vtrace", kw2, device)
+    assert torch.isfinite(out.vs).all() and torch.isfinite(out.pg_advantages).all()
+
+
+def test_termination_severs_inf_in_next_episode(backend, device):
+    r = torch.tensor([[1.0, 2.0, float("inf"), 1.0]])
+    term = torch.tensor([[False, True, False, False]])
+    g = rlscan.discounted_returns(r.to(device), term.to(device), gamma=0.9)
+    close(g[:, :2], [1 + 0.9 * 2.0, 2.0])
+    assert torch.isinf(g[0, 2])
+
+
+def test_ratio_zero_and_infinite_with_finite_thresholds(backend, device):
+    kw, rk = make("vtrace", (2, 12), seed=5)
+    kw["log_ratio"][0, ::3] = -float("inf")   # ratio 0
+    kw["log_ratio"][1, ::4] = float("inf")    # ratio +inf, clipped to rho_bar, c_bar
+    rk["log_ratio"] = kw["log_ratio"]
+    out = call("vtrace", kw, device)
+    assert_matches(out, reference("vtrace", rk), T=12, scale=scale_of("vtrace", rk))
+
+
+@pytest.mark.parametrize("shape", [(4, 0), (0, 7), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_empty_inputs_give_empty_outputs(backend, device, est, shape):
+    kw, _ = make(est, (1, 3))
+    batch = shape[:-1]
+    for k, v in list(kw.items()):
+        if isinstance(v, torch.Tensor):
+            kw[k] = torch.zeros(shape if v.dim() == 2 else batch, dtype=v.dtype)
+    for o in cases.as_tuple(call(est, kw, device)):
+        assert o.shape == shape
+
+
+@pytest.mark.gpu
+def test_more_than_2_31_elements_index_correctly(backend, device):
+    if backend != "cuda":
+        pytest.skip("needs ~20 GB of GPU memory")
+    N, T = (2**31) // 1024 + 3, 1024                 # 2^31 + 3072 elements per tensor
+    r = torch.empty(N, T, device=device).uniform_(-1, 1)
+    dones = torch.rand(N, T, device=device) < 0.05
+    out = rlscan.episodic_cumsum(r, dones)
+    tail = slice(N - 3, N)
+    expected = cases.ref.episodic_cumsum(r[tail].double().cpu().numpy(),
+                                         dones[tail].cpu().numpy())
+    assert_matches(out[tail], expected, T=T, scale=np.abs(expected) + 8)
+    del out, r, dones
+    torch.cuda.empty_cache()
