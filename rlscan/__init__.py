@@ -9,7 +9,9 @@ CUDA tensors run one fused Triton launch; CPU tensors a vectorised torch impleme
 """
 from .estimators import (GAE, VTrace, discounted_returns, eligibility_traces, episodic_cumsum,
                          gae, lambda_returns, linear_scan, retrace, vtrace)
+from .tuning import RLScanTuningWarning, which_config   # parses the tuning DB files (no CUDA)
 
 __version__ = "0.1.0"
 __all__ = ["GAE", "VTrace", "gae", "vtrace", "retrace", "lambda_returns", "discounted_returns",
-           "eligibility_traces", "episodic_cumsum", "linear_scan"]
+           "eligibility_traces", "episodic_cumsum", "linear_scan", "which_config",
+           "RLScanTuningWarning"]

@@ -1,0 +1,400 @@
+"""The tuning database at run time: which launch config each kernel call uses.
+
+Files (DESIGN.md §5): one JSON file per GPU model, ``<gpu-slug>.json`` (``NVIDIA H200`` ->
+``nvidia-h200.json``), in two places, read in this order, a later entry replacing an earlier one
+with the same key:
+
+1. the files shipped in the package (``rlscan/tuning_db/``, labelled ``db:<path>``);
+2. the user overlay directory, ``$RLSCAN_TUNING_DIR`` or else ``<user cache>/rlscan/tuning``
+   (labelled ``overlay:<path>``), where ``rlscan-tune`` writes by default.
+
+Every file is parsed when ``rlscan`` is imported: JSON only, no CUDA, no triton. A file that
+cannot be used (unreadable, not JSON, truncated, another schema, another GPU's name) gives
+one :class:`RLScanTuningWarning` and is skipped; entries made for another kernel source
+(``source_hash``) are skipped with one warning per file. Nothing is ever written here.
+
+Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Rows N and steps
+T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
+bucket. A bucket without an entry uses :func:`rlscan.kernels.launch.heuristic_config` for the
+exact shape, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess,
+because a config tuned for another shape can be much slower than the heuristic.
+Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
+
+:func:`which_config` answers which config a call would use, and where it came from.
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+from . import _problem as P
+from .kernels import configs as _configs
+
+SCHEMA = 1
+
+# DB kernel names are the public function names; the numbers are rlscan/_problem.py's codes.
+KERNEL_NAMES = {P.DISC: "discounted_returns", P.GAE: "gae", P.LAMBDA: "lambda_returns",
+                P.VTRACE: "vtrace", P.RETRACE: "retrace", P.TRACE: "eligibility_traces",
+                P.CUMSUM: "episodic_cumsum", P.LINEAR: "linear_scan"}
+ESTIMATORS = tuple(KERNEL_NAMES.values())
+
+# The files whose text decides what a tuned config measured: the kernels and their launcher.
+# configs.py only lists candidates, so editing it leaves measured winners valid.
+_SOURCE_EXCLUDE = {"__init__.py", "configs.py"}
+
+
+class RLScanTuningWarning(UserWarning):
+    """A tuning DB file was unusable or stale, or a call has no tuned config."""
+
+
+class TuningDBError(Exception):
+    """A tuning DB file cannot be used; the message says which file and why."""
+
+
+class ConfigChoice(NamedTuple):
+    """What :func:`which_config` reports for one call."""
+    config: Optional[dict]    # launch config; None when no kernel runs (torch path, empty input)
+    source: str               # "db:<path>", "overlay:<path>", "heuristic", "forced", "torch", "empty"
+    gpu: Optional[str]        # GPU slug the lookup used
+    estimator: str
+    dtype: str
+    layout: str               # "time_last" or "time_major"
+    rows: Tuple[int, int]     # bucket of N
+    steps: Tuple[int, int]    # bucket of T
+
+
+# --------------------------------------------------------------------------- keys and buckets
+def gpu_slug(name: str) -> str:
+    """``"NVIDIA H200"`` -> ``"nvidia-h200"``: lowercase, runs of other characters to one ``-``."""
+    out, dash = [], False
+    for ch in name.strip().lower():
+        if ch.isascii() and ch.isalnum():
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    return "".join(out).rstrip("-")
+
+
+def bucket_index(n: int) -> int:
+    """k such that ``2**k <= n < 2**(k+1)``, for n >= 1."""
+    return int(n).bit_length() - 1
+
+
+def bucket(n: int) -> Tuple[int, int]:
+    """The bucket ``[lo, hi]`` holding n >= 1: ``[2**k, 2**(k+1) - 1]``."""
+    if n < 1:
+        raise ValueError(f"buckets cover n >= 1, got {n}")
+    lo = 1 << bucket_index(n)
+    return lo, 2 * lo - 1
+
+
+def _bucket_from_range(r) -> Optional[int]:
+    """k if ``r`` is exactly the bucket ``[2**k, 2**(k+1) - 1]``, else None."""
+    if (not isinstance(r, list) or len(r) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in r)):
+        return None
+    lo, hi = r
+    if lo < 1 or lo & (lo - 1) or hi != 2 * lo - 1:
+        return None
+    return bucket_index(lo)
+
+
+def layout_key(time_stride: int) -> str:
+    """"time_last" when consecutive steps of a row are adjacent in memory, else "time_major"."""
+    return "time_last" if time_stride == 1 else "time_major"
+
+
+def dtype_key(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+# --------------------------------------------------------------------------- places and hashes
+def user_dir() -> Path:
+    """The overlay directory: ``$RLSCAN_TUNING_DIR``, else ``<user cache>/rlscan/tuning``."""
+    env = os.environ.get("RLSCAN_TUNING_DIR")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "rlscan" / "tuning"
+
+
+def shipped_dir() -> Optional[Path]:
+    """The package's ``tuning_db`` directory (found without importing anything)."""
+    spec = importlib.util.find_spec("rlscan.tuning_db")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+_source_hash: Optional[str] = None
+
+
+def kernel_source_hash() -> str:
+    """sha256 (first 16 hex digits) of the kernel sources, read once per process."""
+    global _source_hash
+    if _source_hash is None:
+        kdir = Path(__file__).resolve().parent / "kernels"
+        h = hashlib.sha256()
+        for f in sorted(kdir.glob("*.py")):
+            if f.name not in _SOURCE_EXCLUDE:
+                h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        _source_hash = h.hexdigest()[:16]
+    return _source_hash
+
+
+# --------------------------------------------------------------------------- parsing
+def entry_key(kernel: str, e) -> Tuple[str, str, str, int, int]:
+    """(kernel, dtype, layout, rows k, steps k) of a DB entry; ValueError if it is malformed."""
+    if not isinstance(e, dict):
+        raise ValueError("entry is not an object")
+    if e.get("dtype") not in _configs.DTYPES:
+        raise ValueError(f"dtype {e.get('dtype')!r}")
+    if e.get("layout") not in _configs.LAYOUTS:
+        raise ValueError(f"layout {e.get('layout')!r}")
+    kr, kt = _bucket_from_range(e.get("rows")), _bucket_from_range(e.get("steps"))
+    if kr is None or kt is None:
+        raise ValueError(f"rows {e.get('rows')!r} / steps {e.get('steps')!r} are not "
+                         f"power-of-two buckets [2^k, 2^(k+1)-1]")
+    return kernel, e["dtype"], e["layout"], kr, kt
+
+
+class ParsedDB(NamedTuple):
+    doc: dict                             # the whole document, as read
+    entries: Dict[tuple, dict]            # entry_key -> normalised config, current hash only
+    stale: List[str]                      # kernels whose source_hash differs from this rlscan's
+    skipped: List[str]                    # why individual entries or sections were skipped
+
+
+def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
+    """Read and check one DB file. File-level problems raise :class:`TuningDBError`."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise TuningDBError(f"cannot read it ({e.strerror or e})") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise TuningDBError(f"it is not valid JSON, corrupt or truncated ({e})") from None
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise TuningDBError("it is not an rlscan tuning DB (no 'schema' field)")
+    if doc["schema"] != SCHEMA:
+        raise TuningDBError(f"it has schema {doc['schema']!r}; this rlscan reads schema {SCHEMA}")
+    device, kernels = doc.get("device"), doc.get("kernels")
+    if not isinstance(device, dict) or not isinstance(device.get("name"), str):
+        raise TuningDBError("its 'device' has no GPU name")
+    if not isinstance(kernels, dict):
+        raise TuningDBError("its 'kernels' is not an object")
+    slug = gpu_slug(device["name"])
+    if expect_slug is not None and slug != expect_slug:
+        raise TuningDBError(f"it was made on {device['name']!r} ({slug}) but is named for "
+                            f"{expect_slug}")
+    current = kernel_source_hash()
+    entries, stale, skipped = {}, [], []
+    for kernel, section in kernels.items():
+        if kernel not in ESTIMATORS:
+            skipped.append(f"unknown kernel {kernel!r}")
+            continue
+        if (not isinstance(section, dict) or not isinstance(section.get("entries"), list)
+                or not isinstance(section.get("source_hash"), str)):
+            skipped.append(f"{kernel}: section lacks source_hash or entries")
+            continue
+        if section["source_hash"] != current:
+            stale.append(kernel)
+            continue
+        for i, e in enumerate(section["entries"]):
+            try:
+                key = entry_key(kernel, e)                  # checks e is an object first
+                entries[key] = _configs.validate(e.get("config"))
+            except ValueError as err:
+                skipped.append(f"{kernel} entry {i}: {err}")
+    return ParsedDB(doc, entries, stale, skipped)
+
+
+def _warn(msg: str) -> None:
+    warnings.warn(msg, RLScanTuningWarning, stacklevel=2)
+
+
+# --------------------------------------------------------------------------- the loaded index
+# slug -> entry key -> (config, source label); built by load(), read by select_config.
+_index: Dict[str, Dict[tuple, Tuple[dict, str]]] = {}
+# hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) -> config or None
+_cache: dict = {}
+_device_slugs: dict = {}
+_warned_missing: set = set()
+
+
+def _db_files(directory: Optional[Path]) -> List[Path]:
+    if directory is None or not directory.exists():
+        return []
+    if not directory.is_dir():
+        _warn(f"rlscan tuning: {directory} is not a directory; no tuning DB is read from it")
+        return []
+    try:
+        return sorted(directory.glob("*.json"))
+    except OSError as e:
+        _warn(f"rlscan tuning: cannot list {directory} ({e}); no tuning DB is read from it")
+        return []
+
+
+def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None:
+    """(Re)build the index from the shipped directory and the overlay directory.
+
+    Called at import with the default places; tests and ``rlscan-tune`` call it again to see
+    new files. Clears the per-call cache and the once-per-process warning memory."""
+    shipped = shipped_dir() if shipped is None else shipped
+    overlay = user_dir() if overlay is None else overlay
+    layers = [("db", shipped)]
+    if overlay is not None and (shipped is None or not _same_dir(overlay, shipped)):
+        layers.append(("overlay", overlay))
+    index: Dict[str, Dict[tuple, Tuple[dict, str]]] = {}
+    for kind, directory in layers:
+        for path in _db_files(directory):
+            label = f"{kind}:{path}"
+            try:
+                db = parse_db(path, expect_slug=path.stem)
+            except TuningDBError as e:
+                _warn(f"rlscan tuning: ignoring {path}: {e}. Calls fall back to the heuristic "
+                      f"configs; the file was left as it is.")
+                continue
+            problems = []
+            if db.stale:
+                problems.append(f"entries for {', '.join(db.stale)} were tuned for another "
+                                f"kernel source (source_hash differs from {kernel_source_hash()}) "
+                                f"and are ignored; re-run rlscan-tune")
+            if db.skipped:
+                problems.append(f"{len(db.skipped)} malformed entries or sections skipped "
+                                f"(first: {db.skipped[0]})")
+            if problems:
+                _warn(f"rlscan tuning: {path}: " + "; ".join(problems) + ".")
+            table = index.setdefault(path.stem, {})
+            for key, cfg in db.entries.items():
+                table[key] = (cfg, label)
+    global _index
+    _index = index
+    _cache.clear()
+    _warned_missing.clear()
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------- lookup
+def _device_slug(device) -> Optional[str]:
+    """Slug of a CUDA device's GPU model, None for devices without a tuning DB (CPU)."""
+    if device.type != "cuda":
+        return None
+    slug = _device_slugs.get(device)
+    if slug is None:
+        import torch
+        slug = _device_slugs[device] = gpu_slug(torch.cuda.get_device_name(device))
+    return slug
+
+
+def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
+            kt: int) -> Optional[Tuple[dict, str]]:
+    if slug is None:
+        return None
+    return _index.get(slug, {}).get((kernel, dtype, layout, kr, kt))
+
+
+def select_config(pb: P.Problem) -> dict:
+    """The launch config for ``pb``: its tuning-DB entry, else the heuristic for its shape.
+
+    The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
+    resolves it (and warns once per estimator and GPU when there is no entry). Never measures
+    anything, so it is safe under CUDA-graph capture and torch.compile tracing.
+    The returned dict is shared: do not modify it."""
+    p0 = pb.p0
+    # bit_length() is the bucket index + 1: the cheapest exact bucket id of an int
+    key = (p0.device, pb.est, p0.dtype, p0.stride(1) == 1, pb.N.bit_length(), pb.T.bit_length())
+    try:
+        cfg = _cache[key]
+    except KeyError:
+        cfg = _cache[key] = _resolve(pb, key)
+    if cfg is None:
+        from .kernels.launch import heuristic_config
+        return heuristic_config(pb.N, pb.T)
+    return cfg
+
+
+def _resolve(pb: P.Problem, key) -> Optional[dict]:
+    device, est, dtype, time_last, kr, kt = key
+    slug = _device_slug(device)
+    kernel = KERNEL_NAMES[est]
+    hit = _lookup(slug, kernel, dtype_key(dtype), "time_last" if time_last else "time_major",
+                  kr - 1, kt - 1)
+    if hit is not None:
+        return hit[0]
+    if slug is not None and (kernel, slug) not in _warned_missing:
+        _warned_missing.add((kernel, slug))
+        lo_n, hi_n = bucket(pb.N)
+        lo_t, hi_t = bucket(pb.T)
+        where = "no tuning DB" if slug not in _index else "no tuned entry"
+        _warn(f"rlscan tuning: {where} for {kernel} on {slug} ({dtype_key(dtype)}, "
+              f"{'time_last' if time_last else 'time_major'}, rows {lo_n}..{hi_n}, steps "
+              f"{lo_t}..{hi_t}); using the heuristic config. Run `rlscan-tune --estimators "
+              f"{kernel}` (add --shapes NxT for your shapes) to tune it. Shown once per "
+              f"estimator and GPU.")
+    return None
+
+
+def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = None
+                 ) -> ConfigChoice:
+    """Which launch config a call would use, and where it comes from. Runs nothing, warns not.
+
+    ``estimator``: a public function name (``"gae"``, ``"vtrace"``, ..., ``"linear_scan"``).
+    ``x``: the call's primary per-step input (``rewards``, ``inputs`` or ``a``), with the
+    same shape, strides, dtype and device as in the call; a ``device="meta"`` tensor works
+    when you only want to ask. ``gpu``: a GPU name or slug (``"NVIDIA H200"``) to ask about
+    that GPU's DB instead of ``x``'s device (e.g. from a machine without one).
+
+    ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry, ``"heuristic"``
+    when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
+    ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
+    ``"empty"`` when the input is empty (nothing runs)."""
+    from ._layout import Layout, use_kernels
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator={estimator!r}; expected one of {', '.join(ESTIMATORS)}")
+    lay = Layout("x", x, time_dim)
+    dt = dtype_key(x.dtype)
+    if lay.N == 0 or lay.T == 0:
+        return ConfigChoice(None, "empty", None, estimator, dt, "time_last", (0, 0), (0, 0))
+    lk = layout_key(lay.rows(x).stride(1))
+    rows, steps = bucket(lay.N), bucket(lay.T)
+    slug = gpu_slug(gpu) if gpu is not None else _device_slug(lay.device)
+
+    def choice(config, source):
+        return ConfigChoice(config, source, slug, estimator, dt, lk, rows, steps)
+
+    launch = sys.modules.get("rlscan.kernels.launch")
+    forced = getattr(launch, "_forced", None)
+    if forced is not None:
+        return choice(dict(forced), "forced")
+    if gpu is None and not use_kernels(lay.device):
+        return choice(None, "torch")
+    hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
+    if hit is not None:
+        return choice(dict(hit[0]), hit[1])
+    from .kernels.launch import heuristic_config
+    # spelled out like a DB config (the launcher's defaults filled in)
+    full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
+            **heuristic_config(lay.N, lay.T)}
+    return choice(full, "heuristic")
+
+
+load()

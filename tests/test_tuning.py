@@ -1,0 +1,583 @@
+"""The tuning DB at run time (rlscan/tuning.py) and the tuner's CPU-side logic (tune/).
+
+Everything here runs on a CPU: lookups ask about a GPU by name (``which_config(gpu=...)``) or
+pretend the CPU is one (``_device_slug`` patched). The real CUDA-graph timing is covered by the
+``gpu``-marked smoke test at the end.
+"""
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+import rlscan
+from rlscan import _problem as P
+from rlscan import tuning
+from rlscan.kernels import configs as C
+from rlscan.kernels.launch import force_config, heuristic_config
+from rlscan.tune import db, grid, sweep
+from rlscan.tune.workers import Workers, proxy
+
+GPU = "NVIDIA H200"
+SLUG = "nvidia-h200"
+W = tuning.RLScanTuningWarning
+
+
+def cfg(bn=16, bt=128, warps=4, stages=1):
+    return {"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+            "num_stages": stages}
+
+
+def entry(N, T, config, dtype="float32", layout="time_last"):
+    return {"dtype": dtype, "layout": layout, "rows": list(tuning.bucket(N)),
+            "steps": list(tuning.bucket(T)), "config": config, "median_us": 1.0}
+
+
+def doc(kernels, name=GPU, source_hash=None, schema=tuning.SCHEMA):
+    h = source_hash or tuning.kernel_source_hash()
+    return {"schema": schema, "device": {"name": name, "capability": [9, 0]},
+            "software": {"torch": "x", "triton": "y"},
+            "kernels": {k: {"source_hash": h, "entries": e} for k, e in kernels.items()}}
+
+
+def write(path: Path, document) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def ask(estimator="gae", N=4096, T=128, time_major=False, dtype=torch.float32):
+    x = torch.empty(T, N, dtype=dtype, device="meta").t() if time_major else \
+        torch.empty(N, T, dtype=dtype, device="meta")
+    return rlscan.which_config(estimator, x, gpu=GPU)
+
+
+def snapshot(path: Path):
+    st = path.stat()
+    return (path.read_bytes() if path.is_file() else None), st.st_mtime_ns, st.st_mode
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch):
+    """Empty shipped and overlay directories; the index reloaded from them around each test."""
+    shipped, overlay = tmp_path / "shipped", tmp_path / "overlay"
+    shipped.mkdir()
+    overlay.mkdir()
+    monkeypatch.setenv("RLSCAN_TUNING_DIR", str(overlay))
+
+    def reload():
+        tuning.load(shipped=shipped, overlay=overlay)
+    yield shipped, overlay, reload
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tuning.load()
+
+
+def load_warnings(reload):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        reload()
+    return [w for w in got if issubclass(w.category, W)]
+
+
+# --------------------------------------------------------------------------- buckets and keys
+def test_buckets_partition_every_positive_integer():
+    edges = [1, 2, 3, 4, 7, 8, 9, 100, 4095, 4096, 4097, 2**20 - 1, 2**20, 2**31 + 5, 2**62]
+    for n in list(range(1, 5000)) + edges:
+        lo, hi = tuning.bucket(n)
+        assert lo <= n <= hi and lo & (lo - 1) == 0 and hi == 2 * lo - 1
+        assert tuning.bucket(hi + 1)[0] == hi + 1          # the next bucket starts right after
+        assert tuning.bucket_index(n) == lo.bit_length() - 1
+    with pytest.raises(ValueError):
+        tuning.bucket(0)
+
+
+def test_gpu_slug():
+    assert tuning.gpu_slug("NVIDIA H200") == "nvidia-h200"
+    assert tuning.gpu_slug("  NVIDIA H100 80GB HBM3 ") == "nvidia-h100-80gb-hbm3"
+    assert tuning.gpu_slug("NVIDIA GeForce RTX 4090 (x)") == "nvidia-geforce-rtx-4090-x"
+
+
+def test_entries_must_be_exact_power_of_two_buckets():
+    good = entry(5000, 100, cfg())
+    assert tuning.entry_key("gae", good) == ("gae", "float32", "time_last", 12, 6)
+    for bad in ([4096, 8192], [4000, 8191], [0, 0], [3, 5], "4096", [4096.0, 8191.0],
+                [True, True]):
+        with pytest.raises(ValueError):
+            tuning.entry_key("gae", dict(good, rows=bad))
+    with pytest.raises(ValueError):
+        tuning.entry_key("gae", dict(good, layout="diagonal"))
+
+
+# --------------------------------------------------------------------------- lookup
+def test_lookup_from_shipped_db(dirs):
+    shipped, _, reload = dirs
+    path = write(shipped / f"{SLUG}.json", doc({"gae": [
+        entry(4096, 128, cfg(8, 128, 2)),
+        entry(4096, 128, cfg(64, 16, 8, 3), layout="time_major"),
+        entry(4096, 128, cfg(32, 128), dtype="bfloat16")]}))
+    assert load_warnings(reload) == []
+    got = ask(N=5000, T=200)                  # same buckets as 4096 x 128
+    assert got.config == cfg(8, 128, 2) and got.source == f"db:{path}"
+    assert (got.gpu, got.rows, got.steps, got.layout) == (SLUG, (4096, 8191), (128, 255),
+                                                          "time_last")
+    assert ask(time_major=True).config == cfg(64, 16, 8, 3)
+    assert ask(dtype=torch.bfloat16).config == cfg(32, 128)
+    other = ask(N=8192)                        # next rows bucket: not tuned
+    assert other.source == "heuristic"
+    assert other.config == dict(cfg(), **heuristic_config(8192, 128))
+    assert ask("vtrace").source == "heuristic"
+
+
+def test_overlay_beats_shipped_entry_by_entry(dirs):
+    shipped, overlay, reload = dirs
+    write(shipped / f"{SLUG}.json", doc({"gae": [entry(4096, 128, cfg(8)),
+                                                 entry(64, 512, cfg(1, 512))]}))
+    over = write(overlay / f"{SLUG}.json", doc({"gae": [entry(4096, 128, cfg(32))]}))
+    reload()
+    assert ask().config == cfg(32) and ask().source == f"overlay:{over}"
+    assert ask(N=64, T=512).config == cfg(1, 512)
+    assert ask(N=64, T=512).source.startswith("db:")
+
+
+def test_overlay_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLSCAN_TUNING_DIR", str(tmp_path / "mine"))
+    assert tuning.user_dir() == tmp_path / "mine"
+    monkeypatch.delenv("RLSCAN_TUNING_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if sys.platform.startswith("linux"):
+        assert tuning.user_dir() == tmp_path / "cache" / "rlscan" / "tuning"
+
+
+def test_which_config_sources(dirs):
+    *_, reload = dirs
+    reload()
+    x = torch.zeros(4, 10)
+    assert rlscan.which_config("gae", x).source == "torch"          # CPU: no kernel
+    assert rlscan.which_config("gae", x).config is None
+    with force_config(BLOCK_N=2, BLOCK_T=16, num_warps=1):
+        got = rlscan.which_config("gae", x)
+    assert got.source == "forced" and got.config["BLOCK_N"] == 2
+    assert rlscan.which_config("gae", torch.zeros(0, 10)).source == "empty"
+    with pytest.raises(ValueError, match="estimator"):
+        rlscan.which_config("gea", x)
+    # the layout is the one the kernel sees after execute() flattens the batch axes:
+    # [T, B, E] collapses to a strided view (time-major); [B, T, E] must be copied (time-last)
+    got = rlscan.which_config("gae", torch.empty(100, 3, 5, device="meta"), time_dim=0, gpu=GPU)
+    assert got.rows == (8, 15) and got.steps == (64, 127) and got.layout == "time_major"
+    got = rlscan.which_config("gae", torch.empty(3, 100, 5, device="meta"), time_dim=1, gpu=GPU)
+    assert got.layout == "time_last"
+
+
+def _problem(N, T, est=P.GAE, dtype=torch.float32, time_major=False):
+    x = torch.zeros(T, N, dtype=dtype).t() if time_major else torch.zeros(N, T, dtype=dtype)
+    return P.Problem(est=est, reverse=True, N=N, T=T, p0=x)
+
+
+@pytest.fixture
+def cpu_is_h200(monkeypatch):
+    """select_config's lookup as if CPU tensors lived on an H200."""
+    monkeypatch.setattr(tuning, "_device_slug", lambda device: SLUG)
+
+
+def test_select_config_hot_path_and_one_warning(dirs, cpu_is_h200, monkeypatch):
+    shipped, _, reload = dirs
+    write(shipped / f"{SLUG}.json", doc({"gae": [entry(4096, 128, cfg(8, 128, 2))]}))
+    reload()
+    calls = []
+    real = tuning._resolve
+    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: calls.append(key) or real(pb, key))
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert tuning.select_config(_problem(4096, 128)) == cfg(8, 128, 2)
+        assert tuning.select_config(_problem(5000, 255)) == cfg(8, 128, 2)
+        # no entry: the heuristic for the exact shape, whatever shape of the bucket comes
+        assert tuning.select_config(_problem(300, 100)) == heuristic_config(300, 100)
+        assert tuning.select_config(_problem(257, 65)) == heuristic_config(257, 65)
+        assert tuning.select_config(_problem(4096, 128, time_major=True)) == \
+            heuristic_config(4096, 128)
+        tuning.select_config(_problem(4096, 128, est=P.VTRACE))
+        tuning.select_config(_problem(10, 10, est=P.VTRACE))
+    assert len(calls) == 5                     # resolved once per bucket, then a dict hit
+    msgs = [str(w.message) for w in got if issubclass(w.category, W)]
+    assert len(msgs) == 2                      # once per (kernel, GPU): gae, vtrace
+    assert "gae on nvidia-h200" in msgs[0] and "heuristic" in msgs[0]
+    assert "vtrace on nvidia-h200" in msgs[1] and "no tuning DB" not in msgs[1]
+
+
+def test_missing_db_for_this_gpu_warns_once_per_kernel(dirs, cpu_is_h200):
+    *_, reload = dirs
+    reload()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        for n in (10, 100, 1000):
+            tuning.select_config(_problem(n, 64))
+    msgs = [str(w.message) for w in got if issubclass(w.category, W)]
+    assert len(msgs) == 1 and "no tuning DB for gae on nvidia-h200" in msgs[0]
+
+
+def test_launch_takes_its_config_from_select_config(monkeypatch):
+    from rlscan.kernels import launch
+    assert launch.select_config is tuning.select_config
+
+
+# --------------------------------------------------------------------------- robustness
+def _valid_bytes():
+    return json.dumps(doc({"gae": [entry(4096, 128, cfg(8))]})).encode()
+
+
+BAD_FILES = {
+    "corrupt": b"\x00\x13garbage{{{",
+    "truncated": _valid_bytes()[:len(_valid_bytes()) // 2],
+    "empty": b"",
+    "not-utf8": b"\xff\xfe{\"schema\": 1}",
+    "foreign-schema": json.dumps(dict(doc({"gae": []}), schema=2)).encode(),
+    "foreign-json": json.dumps([1, 2, 3]).encode(),
+    "no-schema": json.dumps({"kernels": {}}).encode(),
+    "other-gpu": json.dumps(doc({"gae": [entry(4096, 128, cfg(8))]}, name="NVIDIA A100")).encode(),
+    "kernels-not-object": json.dumps(dict(doc({}), kernels=[1])).encode(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+@pytest.mark.parametrize("where", ["shipped", "overlay"])
+def test_bad_file_gives_one_warning_and_the_heuristic(dirs, kind, where):
+    shipped, overlay, reload = dirs
+    good = write(shipped / f"{SLUG}.json", doc({"vtrace": [entry(4096, 128, cfg(4))]})) \
+        if where == "overlay" else None
+    path = (shipped if where == "shipped" else overlay) / f"{SLUG}.json"
+    path.write_bytes(BAD_FILES[kind])
+    before = snapshot(path)
+    got = load_warnings(reload)
+    assert len(got) == 1 and str(path) in str(got[0].message)
+    assert "heuristic" in str(got[0].message)
+    assert ask().source == "heuristic"
+    if good is not None:                         # the other layer still counts
+        assert ask("vtrace").source == f"db:{good}"
+    assert snapshot(path) == before
+
+
+def test_unreadable_file_directory_in_the_way(dirs):
+    shipped, _, reload = dirs
+    path = shipped / f"{SLUG}.json"
+    path.mkdir()                                 # root reads any file: a directory cannot be
+    got = load_warnings(reload)
+    assert len(got) == 1 and "cannot read" in str(got[0].message)
+    assert ask().source == "heuristic" and path.is_dir()
+
+
+def test_unreadable_file_permission_denied(dirs, monkeypatch):
+    shipped, _, reload = dirs
+    path = write(shipped / f"{SLUG}.json", doc({"gae": [entry(4096, 128, cfg(8))]}))
+    before = snapshot(path)
+    real = Path.read_bytes
+
+    def deny(self):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    got = load_warnings(reload)
+    assert len(got) == 1 and "Permission denied" in str(got[0].message)
+    assert ask().source == "heuristic"
+    monkeypatch.setattr(Path, "read_bytes", real)
+    assert snapshot(path) == before
+
+
+def test_overlay_path_that_is_a_file(tmp_path):
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    not_a_dir = tmp_path / "overlay"
+    not_a_dir.write_text("x")
+    try:
+        got = load_warnings(lambda: tuning.load(shipped=shipped, overlay=not_a_dir))
+        assert len(got) == 1 and "not a directory" in str(got[0].message)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tuning.load()
+
+
+def test_stale_source_hash_ignored_with_one_warning(dirs):
+    shipped, _, reload = dirs
+    d = doc({"gae": [entry(4096, 128, cfg(8))], "vtrace": [entry(4096, 128, cfg(4))]})
+    d["kernels"]["gae"]["source_hash"] = "0123456789abcdef"
+    path = write(shipped / f"{SLUG}.json", d)
+    before = snapshot(path)
+    got = load_warnings(reload)
+    assert len(got) == 1
+    assert "gae" in str(got[0].message) and "source_hash" in str(got[0].message)
+    assert ask().source == "heuristic"            # stale: never trusted
+    assert ask("vtrace").config == cfg(4)         # the current section still counts
+    assert snapshot(path) == before
+
+
+def test_malformed_entries_skipped_with_one_warning(dirs):
+    shipped, _, reload = dirs
+    bad_cfg = entry(64, 64, {"strategy": "row_block", "BLOCK_N": 3, "BLOCK_T": 64})
+    huge = entry(64, 128, cfg(256, 128))          # 32768 elements per program: over the cap
+    unknown = entry(64, 256, dict(cfg(), strategy="warp_specialised"))
+    write(shipped / f"{SLUG}.json", doc({"gae": [bad_cfg, huge, unknown, "nope",
+                                                 entry(4096, 128, cfg(8))],
+                                         "not_an_estimator": []}))
+    got = load_warnings(reload)
+    assert len(got) == 1 and "5 malformed" in str(got[0].message)
+    assert ask().config == cfg(8)
+    assert ask(N=64, T=64).source == "heuristic"
+
+
+def test_shipped_db_files_parse_cleanly():
+    """Whatever the package ships must load without a warning (and not be stale)."""
+    shipped = tuning.shipped_dir()
+    for path in sorted(shipped.glob("*.json")):
+        db_ = tuning.parse_db(path, expect_slug=path.stem)
+        assert db_.skipped == [] and db_.stale == [], path
+
+
+# --------------------------------------------------------------------------- writing
+DEVICE = {"name": GPU, "capability": [9, 0], "sm_count": 132}
+SOFTWARE = {"torch": "2.11.0", "triton": "3.6.0"}
+
+
+def test_write_merge_and_read_back(tmp_path, dirs):
+    *_, reload = dirs
+    p = db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(8))]})
+    assert p == tmp_path / f"{SLUG}.json"
+    db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(16)),
+                                                          entry(64, 512, cfg(1, 512))],
+                                                  "vtrace": [entry(4096, 128, cfg(4))]})
+    parsed = tuning.parse_db(p, expect_slug=SLUG)
+    assert parsed.entries[("gae", "float32", "time_last", 12, 7)] == cfg(16)   # replaced
+    assert len(parsed.entries) == 3 and parsed.doc["device"] == DEVICE
+    assert not list(tmp_path.glob("*.tmp"))
+    tuning.load(shipped=tmp_path, overlay=tmp_path / "none")
+    assert ask().config == cfg(16)
+
+
+def test_merge_replaces_a_stale_section_whole():
+    old = doc({"gae": [entry(64, 64, cfg(1, 64)), entry(4096, 128, cfg(8))],
+               "vtrace": [entry(4096, 128, cfg(4))]})
+    old["kernels"]["gae"]["source_hash"] = "stale"
+    new = db.merge(old, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(16))]},
+                   tuning.kernel_source_hash())
+    assert new["kernels"]["gae"]["entries"] == [entry(4096, 128, cfg(16))]
+    assert new["kernels"]["vtrace"] == old["kernels"]["vtrace"]
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    p = db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(8))]})
+    before = p.read_bytes()
+
+    def crash(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(db.os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(64, 64, cfg(1, 64))]})
+    assert p.read_bytes() == before
+    assert {f.name for f in tmp_path.iterdir()} == {p.name, p.name + ".lock"}   # no temp left
+
+
+@pytest.mark.parametrize("kind", ["corrupt", "truncated", "foreign-schema"])
+def test_writer_never_overwrites_a_bad_file(tmp_path, kind):
+    p = tmp_path / f"{SLUG}.json"
+    p.write_bytes(BAD_FILES[kind])
+    before = snapshot(p)
+    with pytest.raises(tuning.TuningDBError, match="will not overwrite"):
+        db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(8))]})
+    assert snapshot(p) == before
+
+
+def _writer(directory, kernel, n):
+    """One process of the concurrency test: n separate read-merge-write cycles."""
+    for i in range(n):
+        db.write_entries(Path(directory), DEVICE, SOFTWARE,
+                         {kernel: [entry(2 ** i, 128, cfg(1, 128))]})
+
+
+def test_two_concurrent_writers_lose_nothing(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    n = 16
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), k, n)) for k in ("gae", "vtrace")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    parsed = tuning.parse_db(tmp_path / f"{SLUG}.json", expect_slug=SLUG)
+    assert len(parsed.entries) == 2 * n
+    assert {k[0] for k in parsed.entries} == {"gae", "vtrace"}
+
+
+# --------------------------------------------------------------------------- no tuning at call time
+def test_import_is_cheap_and_touches_no_cuda(tmp_path):
+    code = ("import time, sys, torch\n"
+            "t = time.perf_counter(); import rlscan; dt = time.perf_counter() - t\n"
+            "print(dt, 'triton' in sys.modules, torch.cuda.is_initialized(),\n"
+            "      any(m.startswith('rlscan.tune') for m in sys.modules))\n")
+    env = dict(os.environ, RLSCAN_TUNING_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    assert float(out[0]) < 0.5
+    assert out[1:] == ["False", "False", "False"]
+
+
+def test_calls_never_tune(dirs, cpu_is_h200, monkeypatch):
+    """A call without an entry warns and uses the heuristic; it never measures anything."""
+    *_, reload = dirs
+    reload()
+    from rlscan.tune import timing
+
+    def forbidden(*a, **k):
+        raise AssertionError("a benchmark ran at call time")
+    monkeypatch.setattr(timing.GraphTimer, "__call__", forbidden)
+    monkeypatch.setattr(timing, "copy_bandwidth", forbidden)
+    monkeypatch.setattr(sweep, "tune_cell", forbidden)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for est in (P.GAE, P.VTRACE, P.LINEAR):
+            tuning.select_config(_problem(1000, 1000, est=est))
+        rlscan.gae(torch.randn(4, 8), torch.randn(4, 8))
+    src = Path(tuning.__file__).read_text() + Path(
+        sys.modules["rlscan.kernels.launch"].__file__).read_text()
+    assert "rlscan.tune" not in src and "from .tune" not in src
+
+
+# --------------------------------------------------------------------------- candidate spaces
+SHAPES = list(grid.STANDARD_SHAPES) + [(1, 1), (1, 5), (3, 17), (1000, 1), (7, 33), (2, 100000)]
+
+
+@pytest.mark.parametrize("layout", ["time_last", "time_major"])
+def test_candidate_spaces_obey_the_rules(layout):
+    for N, T in SHAPES:
+        cands = C.candidates("gae", N, T, layout, "float32")
+        assert cands, (N, T)
+        labels = [C.label(c) for c in cands]
+        assert len(set(labels)) == len(labels)
+        tp = C.next_pow2(T)
+        for c in cands:
+            assert c["strategy"] in C.STRATEGIES
+            bn, bt = c["BLOCK_N"], c["BLOCK_T"]
+            assert bn & (bn - 1) == 0 and bt & (bt - 1) == 0 and bn * bt <= 16384
+            assert min(16, tp) <= bt <= tp
+            assert bn <= C.next_pow2(N)
+            assert c["num_warps"] in (1, 2, 4, 8) and c["num_stages"] in (1, 2, 3)
+
+
+def test_validate_rejects_bad_configs():
+    for bad in ({"BLOCK_N": 3, "BLOCK_T": 16}, {"BLOCK_N": 256, "BLOCK_T": 128},
+                {"BLOCK_N": 4, "BLOCK_T": 16, "num_warps": 3},
+                {"BLOCK_N": 4, "BLOCK_T": 16, "num_stages": 0},
+                {"BLOCK_N": 4, "BLOCK_T": 16, "strategy": "magic"}, [4, 16]):
+        with pytest.raises(ValueError):
+            C.validate(bad)
+    assert C.validate({"BLOCK_N": 4, "BLOCK_T": 16}) == cfg(4, 16)
+
+
+def test_proxy_shapes_specialise_like_the_real_ones():
+    for n in [1, 2, 8, 16, 17, 63, 64, 65, 100, 128, 4096, 4097, 4113, 131072, 1048576]:
+        p = proxy(n)
+        assert p <= max(n, 64) and (p == 1) == (n == 1) and (p % 16 == 0) == (n % 16 == 0)
+
+
+# --------------------------------------------------------------------------- the tuner, end to end
+def test_tuner_end_to_end_with_a_fake_timer(tmp_path, dirs, monkeypatch):
+    """Selection, the float64 gate, failure handling and the DB written, on CPU: the fake
+    timer favours two configs that must lose (one gives wrong numbers, one fails to run)."""
+    import triton
+    *_, reload = dirs
+    cells = grid.cells([(64, 40), (5, 300)], ["gae", "episodic_cumsum"],
+                       ["float32", "bfloat16"], ["time_last", "time_major"])
+    assert len(cells) == 16
+    wrong, broken = cfg(16, 64, 1, 1), cfg(2, 512, 1, 1)     # labels the fake timer loves
+    real_run = grid.run
+
+    def run(estimator, call):
+        from rlscan.kernels import launch
+        forced = launch._forced
+        if forced is not None and C.label(forced) == C.label(broken):
+            raise triton.runtime.errors.OutOfResources(300000, 232448, "shared memory")
+        outs = real_run(estimator, call)
+        if forced is not None and C.label(forced) == C.label(wrong):
+            outs = tuple(o + 1e-2 for o in outs)
+        return outs
+    monkeypatch.setattr(grid, "run", run)
+    favourite = {C.label(wrong): 0.5, C.label(broken): 0.5}
+
+    def fake_timer(call, n_sets, config, cutoff_us=None):
+        for i in range(n_sets):                  # every rotated input set must run
+            call(i)
+        return favourite.get(C.label(config), 10.0 + config["BLOCK_T"] / config["BLOCK_N"])
+
+    with Workers(0, "cpu") as w:
+        results = sweep.run(cells, "cpu", fake_timer, w, l2_bytes=1 << 16, bandwidth=1e12)
+    for r in results:
+        statuses = {m.label: m.status for m in r.measured}
+        assert r.winner is not None and r.winner.label not in (C.label(wrong), C.label(broken))
+        best_ok = min(m.us for m in r.measured if m.status == "ok")
+        assert r.winner.us == best_ok and r.heuristic is not None
+        if C.label(wrong) in statuses:
+            assert statuses[C.label(wrong)].startswith("rejected: output 0 off by")
+        if C.label(broken) in statuses:
+            assert statuses[C.label(broken)].startswith("failed: OutOfResources")
+    assert any(C.label(broken) in {m.label for m in r.measured} for r in results)
+    assert any(C.label(wrong) in {m.label for m in r.measured} for r in results)
+
+    path = db.write_entries(tmp_path, DEVICE, SOFTWARE, sweep.entries_by_kernel(results))
+    written = json.loads(path.read_text())
+    e = written["kernels"]["gae"]["entries"][0]
+    assert e["candidates"] == len(e["timings"]) and e["floor_us"] > 0
+    assert written["kernels"]["gae"]["source_hash"] == tuning.kernel_source_hash()
+    tuning.load(shipped=tmp_path, overlay=tmp_path / "none")
+    for r in results:
+        c = r.cell
+        x = torch.empty(c.N, c.T, device="meta", dtype=getattr(torch, c.dtype))
+        if c.layout == "time_major":
+            x = torch.empty(c.T, c.N, device="meta", dtype=x.dtype).t()
+        got = rlscan.which_config(c.estimator, x, gpu=GPU)
+        assert got.config == r.winner.config and got.source == f"db:{path}"
+    table = sweep.table(results)
+    assert "vs_heuristic" in table and len(table.splitlines()) == len(cells) + 1
+
+
+def test_cli_without_cuda_says_so(capsys, monkeypatch):
+    from rlscan.tune import cli
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cli.main(["--quick", "--estimators", "gae"]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["--estimators", "gea"])
+    args = cli.parser().parse_args(["--estimators", "gae,vtrace", "--shapes", "4096x128,8x65536"])
+    assert args.estimators == ["gae", "vtrace"] and args.shapes == [(4096, 128), (8, 65536)]
+
+
+# --------------------------------------------------------------------------- on a GPU
+@pytest.mark.gpu
+def test_rlscan_tune_quick_on_the_gpu(tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    env = dict(os.environ, RLSCAN_TUNING_DIR=str(tmp_path / "overlay"))
+    env.pop("TRITON_INTERPRET", None)
+    env.pop("RLSCAN_INTERPRET", None)
+    proc = subprocess.run([sys.executable, "-m", "rlscan.tune.cli", "--quick", "--estimators",
+                           "gae", "--out", str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    slug = tuning.gpu_slug(torch.cuda.get_device_name())
+    path = tmp_path / f"{slug}.json"
+    parsed = tuning.parse_db(path, expect_slug=slug)
+    assert parsed.skipped == [] and parsed.stale == []
+    assert len(parsed.entries) == len(grid.QUICK_SHAPES) * 4
+    assert "vs_heuristic" in proc.stdout
+    code = ("import torch, rlscan\n"
+            "x = torch.randn(4096, 128, device='cuda')\n"
+            "print(rlscan.which_config('gae', x).source)\n")
+    env["RLSCAN_TUNING_DIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout.strip()
+    assert out == f"overlay:{path}"

@@ -1,0 +1,132 @@
+"""``rlscan-tune``: measure every candidate config on this GPU and write the winners to its
+tuning DB.
+
+    rlscan-tune                          # the standard grid, every estimator, ~10 min on an H200
+    rlscan-tune --quick --estimators gae # a smoke test
+    rlscan-tune --shapes 2048x256,16x100000 --estimators gae,vtrace
+    rlscan-tune --out tuning_db          # write the shipped DB of this GPU model
+
+Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory that
+``import rlscan`` reads, see rlscan/tuning.py), merging with what is there.
+"""
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from rlscan import tuning
+
+from . import grid
+
+
+def _list(choices):
+    def parse(text: str) -> List[str]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"{','.join(bad) or text!r}: expected a comma list "
+                                             f"of {', '.join(choices)}")
+        return items
+    return parse
+
+
+def _shapes(text: str):
+    try:
+        return grid.parse_shapes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rlscan-tune", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--estimators", type=_list(grid.ESTIMATORS), default=list(grid.ESTIMATORS),
+                   help="comma list (default: all): " + ", ".join(grid.ESTIMATORS))
+    p.add_argument("--quick", action="store_true",
+                   help=f"smoke test: shapes {grid.QUICK_SHAPES}, at most 6 candidates each")
+    p.add_argument("--shapes", type=_shapes, default=None,
+                   help="ROWSxSTEPS comma list instead of the standard grid of BENCHMARKS.md")
+    p.add_argument("--dtypes", type=_list(grid.DTYPES), default=list(grid.DTYPES))
+    p.add_argument("--layouts", type=_list(grid.LAYOUTS), default=list(grid.LAYOUTS))
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"directory of the DB file (default: {tuning.user_dir()})")
+    p.add_argument("--device", default="cuda", help="CUDA device (default: the current one)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes compiling and computing references ahead (default: CPUs - 2; "
+                        "0 = do everything in this process)")
+    p.add_argument("--no-table", action="store_true", help="skip the closing table")
+    return p
+
+
+def device_meta(device, bandwidth: float, l2: int) -> dict:
+    import torch
+    props = torch.cuda.get_device_properties(device)
+    return {"name": props.name, "capability": [props.major, props.minor],
+            "sm_count": props.multi_processor_count, "l2_bytes": l2,
+            "copy_gbps": round(bandwidth / 1e9, 1)}
+
+
+def software_meta() -> dict:
+    import torch
+    import triton
+    import rlscan
+    return {"torch": torch.__version__, "triton": triton.__version__,
+            "cuda": torch.version.cuda, "rlscan": rlscan.__version__,
+            "python": platform.python_version()}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    import torch
+    from . import db, sweep, timing
+    from .workers import Workers
+
+    if not torch.cuda.is_available():
+        print("rlscan-tune: no CUDA device; tuning measures the GPU it runs on", file=sys.stderr)
+        return 2
+    device = torch.device(args.device)
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    torch.cuda.set_device(device)
+    out = args.out if args.out is not None else tuning.user_dir()
+    slug = tuning.gpu_slug(torch.cuda.get_device_name(device))
+    try:
+        db.read_existing(db.db_path(out, slug), slug)     # fail now, not after the sweep
+    except tuning.TuningDBError as e:
+        print(f"rlscan-tune: {e}", file=sys.stderr)
+        return 2
+
+    shapes = args.shapes or (grid.QUICK_SHAPES if args.quick else grid.STANDARD_SHAPES)
+    cells = grid.cells(shapes, args.estimators, args.dtypes, args.layouts)
+    n_workers = max(0, (os.cpu_count() or 2) - 2) if args.workers is None else args.workers
+    start = time.monotonic()
+    l2 = timing.l2_bytes(device)
+    bandwidth = timing.copy_bandwidth(device)
+    print(f"rlscan-tune: {torch.cuda.get_device_name(device)} ({slug}), {len(cells)} cells, "
+          f"{n_workers} workers, copy bandwidth {bandwidth / 1e12:.2f} TB/s, L2 {l2 >> 20} MiB",
+          file=sys.stderr)
+    with Workers(n_workers, str(device)) as workers:
+        results = sweep.run(cells, device, timing.GraphTimer(device), workers, l2_bytes=l2,
+                            bandwidth=bandwidth, progress=sweep.Progress(len(cells), sys.stderr),
+                            max_candidates=6 if args.quick else None)
+    new = sweep.entries_by_kernel(results)
+    path = db.write_entries(out, device_meta(device, bandwidth, l2), software_meta(), new)
+    elapsed = time.monotonic() - start
+    if not args.no_table:
+        print(sweep.table(results))
+    failed = [r.cell for r in results if r.winner is None]
+    n_cand = sum(len(r.measured) for r in results)
+    print(f"rlscan-tune: {len(results) - len(failed)}/{len(results)} buckets tuned "
+          f"({n_cand} candidate runs) in {elapsed:.0f} s; wrote {path}", file=sys.stderr)
+    for c in failed:
+        print(f"rlscan-tune: no candidate passed for {c}: it keeps the heuristic",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

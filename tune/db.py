@@ -1,0 +1,114 @@
+"""Writing the tuning DB: merge new entries into ``<dir>/<gpu-slug>.json``, atomically, under a lock.
+
+Two tuners writing the same file at once both land their entries: each takes an exclusive
+``fcntl.flock`` on the sidecar ``<file>.lock``, re-reads the file, merges, writes a temporary
+file in the same directory and renames it over the old one (readers never see half a file).
+An existing file that is corrupt or of another schema is never overwritten: the write fails
+with :class:`rlscan.tuning.TuningDBError` and the file stays as it was.
+"""
+import contextlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional
+
+from rlscan import tuning
+
+try:
+    import fcntl
+except ImportError:          # not POSIX: atomic renames still hold, concurrent merges may race
+    fcntl = None
+
+
+def db_path(directory: Path, slug: str) -> Path:
+    return Path(directory) / f"{slug}.json"
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` (created if needed, never deleted: deleting
+    a lock file lets a third process lock a different inode)."""
+    if fcntl is None:
+        warnings.warn(f"no fcntl on this platform: writing {path} without a lock; do not run "
+                      f"two tuners on the same directory at once", tuning.RLScanTuningWarning)
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def read_existing(path: Path, slug: str) -> Optional[dict]:
+    """The document at ``path`` (None if there is none); TuningDBError if it cannot be merged
+    into. Also how the CLI fails early, before a sweep."""
+    if not path.exists():
+        return None
+    try:
+        return tuning.parse_db(path, expect_slug=slug).doc
+    except tuning.TuningDBError as e:
+        raise tuning.TuningDBError(f"{path}: {e}. rlscan-tune will not overwrite it; move it "
+                                   f"away or pass --out DIR") from None
+
+
+def atomic_write_json(path: Path, doc: dict) -> None:
+    """Write ``doc`` to a temp file beside ``path``, fsync, then rename it over ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, sort_keys=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def merge(doc: Optional[dict], device: dict, software: dict,
+          new: Dict[str, List[dict]], source_hash: str) -> dict:
+    """``doc`` (or a fresh document) with ``new`` kernel entries merged in.
+
+    Per kernel: a section made for another source hash is replaced whole (stale entries are
+    never trusted); otherwise new entries replace old ones of the same bucket key and the
+    rest stay. Kernels not in ``new`` are left untouched."""
+    out = dict(doc) if doc else {"schema": tuning.SCHEMA}
+    out["schema"] = tuning.SCHEMA
+    out["device"] = device
+    out["software"] = software
+    kernels = dict(out.get("kernels") or {})
+    for kernel, entries in new.items():
+        section = kernels.get(kernel)
+        keep = []
+        if isinstance(section, dict) and section.get("source_hash") == source_hash:
+            new_keys = {tuning.entry_key(kernel, e) for e in entries}
+            for e in section.get("entries") or []:
+                try:
+                    if tuning.entry_key(kernel, e) in new_keys:
+                        continue
+                except ValueError:
+                    pass          # keep what we cannot read: never lose someone's data
+                keep.append(e)
+        kernels[kernel] = {"source_hash": source_hash, "entries": keep + list(entries)}
+    out["kernels"] = dict(sorted(kernels.items()))
+    return out
+
+
+def write_entries(directory: Path, device: dict, software: dict,
+                  new: Dict[str, List[dict]]) -> Path:
+    """Merge ``new`` ({kernel: [entry, ...]}) into this GPU's DB file in ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    slug = tuning.gpu_slug(device["name"])
+    path = db_path(directory, slug)
+    with locked(path):
+        doc = merge(read_existing(path, slug), device, software, new,
+                    tuning.kernel_source_hash())
+        atomic_write_json(path, doc)
+    return path

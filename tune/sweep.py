@@ -1,0 +1,235 @@
+"""The sweep: for each cell, run every candidate, check it against float64, time it, pick the
+fastest that passed.
+
+The timer is injected (``timer(call, n_sets, config, cutoff_us=None) -> µs``), so the whole
+selection and DB-writing path runs on a CPU with a fake timer in the tests; on a GPU it is
+:class:`tune.timing.GraphTimer`.
+"""
+import time
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+
+import torch
+
+from rlscan.kernels import configs as C
+from rlscan.kernels.launch import force_config, heuristic_config
+
+from . import grid
+from .timing import n_input_sets
+
+# The tuner's gate against broken configs (wrong masking, chunk edges, partial blocks): an
+# error of that kind is O(1); float32 rounding on these inputs stays below 1e-5.
+RTOL = ATOL = 1e-4
+
+
+class Measured(NamedTuple):
+    config: dict
+    label: str
+    us: Optional[float]        # None unless status == "ok"
+    status: str                # "ok", "rejected: <why>", "failed: <error>"
+
+
+class CellResult(NamedTuple):
+    cell: grid.Cell
+    measured: List[Measured]
+    winner: Optional[Measured]
+    heuristic: Optional[Measured]
+    floor_us: Optional[float]
+
+
+def check(outputs, refs) -> Optional[str]:
+    """None if every output is within ``ATOL + RTOL·|ref|`` of the float64 reference (NaN
+    fails), else where and by how much it is not."""
+    for k, (o, r) in enumerate(zip(outputs, refs)):
+        err = (o.double() - r).abs()
+        bad = ~(err <= ATOL + RTOL * r.abs())
+        if bool(bad.any()):
+            i = int(bad.flatten().nonzero()[0])
+            row, step = divmod(i, r.shape[1])
+            return (f"output {k} off by {float(err.flatten()[i]):.3g} at row {row}, step {step} "
+                    f"(ref {float(r.flatten()[i]):.6g})")
+    return None
+
+
+def _error_text(e: BaseException) -> str:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {first}"[:200]
+
+
+def with_heuristic(cands: List[dict], N: int, T: int) -> List[dict]:
+    """The candidate list with the heuristic config in it (it is the baseline)."""
+    h = C.validate({"strategy": "row_block", **heuristic_config(N, T)})
+    return cands if any(C.label(c) == C.label(h) for c in cands) else cands + [h]
+
+
+def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequence[dict],
+              timer: Callable, floor_us: Optional[float] = None) -> CellResult:
+    """Measure every candidate on ``cell`` and pick the fastest that passes the check.
+
+    ``sets``: the placed input sets (set 0 is the checked one); ``refs``: float64 [N, T]
+    reference outputs of set 0 on the same device."""
+    hlabel = C.label(C.validate({"strategy": "row_block", **heuristic_config(cell.N, cell.T)}))
+    measured, best = [], None
+    for cfg in candidates:
+        lab = C.label(cfg)
+
+        def call(i, cfg=cfg):
+            with force_config(**cfg):
+                return grid.run(cell.estimator, sets[i])
+        try:
+            outs = grid.time_last(call(0), cell.layout)     # compiles on first use
+            why = check(outs, refs)
+            del outs
+            if why is not None:
+                measured.append(Measured(cfg, lab, None, f"rejected: {why}"))
+                continue
+            us = timer(call, len(sets), cfg, cutoff_us=best)
+        except Exception as e:  # noqa: BLE001 - compile errors, OutOfResources, launch failures
+            measured.append(Measured(cfg, lab, None, f"failed: {_error_text(e)}"))
+            continue
+        measured.append(Measured(cfg, lab, float(us), "ok"))
+        best = us if best is None else min(best, us)
+    ok = [m for m in measured if m.status == "ok"]
+    winner = min(ok, key=lambda m: m.us) if ok else None
+    heur = next((m for m in measured if m.label == hlabel), None)
+    return CellResult(cell, measured, winner, heur, floor_us)
+
+
+# --------------------------------------------------------------------------- results -> DB
+def entry(r: CellResult) -> Optional[dict]:
+    """The DB entry of one cell (DESIGN.md §5), or None if no candidate passed."""
+    if r.winner is None:
+        return None
+    c = r.cell
+    lo_n, hi_n = _bucket(c.N)
+    lo_t, hi_t = _bucket(c.T)
+    return {
+        "dtype": c.dtype, "layout": c.layout, "rows": [lo_n, hi_n], "steps": [lo_t, hi_t],
+        "shape": [c.N, c.T],
+        "config": dict(r.winner.config),
+        "median_us": round(r.winner.us, 3),
+        "floor_us": None if r.floor_us is None else round(r.floor_us, 3),
+        "heuristic_us": None if r.heuristic is None or r.heuristic.us is None
+        else round(r.heuristic.us, 3),
+        "candidates": len(r.measured),
+        "timings": {m.label: round(m.us, 3) if m.us is not None else m.status
+                    for m in r.measured},
+    }
+
+
+def _bucket(n: int):
+    from rlscan.tuning import bucket
+    return list(bucket(n))
+
+
+def entries_by_kernel(results: Sequence[CellResult]) -> Dict[str, List[dict]]:
+    out: Dict[str, List[dict]] = {}
+    for r in results:
+        e = entry(r)
+        if e is not None:
+            out.setdefault(r.cell.estimator, []).append(e)
+    return out
+
+
+def table(results: Sequence[CellResult]) -> str:
+    """The closing table: bucket, chosen config, µs, floor µs, heuristic µs / chosen µs."""
+    head = ("estimator", "dtype", "layout", "rows", "steps", "config", "us", "floor_us",
+            "vs_heuristic")
+    rows = [head]
+    for r in results:
+        c = r.cell
+        lo_n, hi_n = _bucket(c.N)
+        lo_t, hi_t = _bucket(c.T)
+        w, h = r.winner, r.heuristic
+        speed = (f"{h.us / w.us:.2f}x" if w is not None and h is not None and h.us is not None
+                 else ("heuristic failed" if w is not None else "-"))
+        rows.append((c.estimator, c.dtype, c.layout, f"{lo_n}..{hi_n}", f"{lo_t}..{hi_t}",
+                     w.label if w is not None else "NONE PASSED",
+                     f"{w.us:.2f}" if w is not None else "-",
+                     f"{r.floor_us:.2f}" if r.floor_us is not None else "-", speed))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
+    return "\n".join("  ".join(str(v).ljust(wd) for v, wd in zip(row, widths)).rstrip()
+                     for row in rows)
+
+
+class Progress:
+    """One stderr line rewritten in place on a terminal; a line every ~5% otherwise."""
+
+    def __init__(self, total: int, stream, tty: Optional[bool] = None):
+        self.total, self.stream = total, stream
+        self.tty = stream.isatty() if tty is None else tty
+        self.start = time.monotonic()
+        self.done = 0
+        self._next_print = 0
+
+    def update(self, text: str) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        frac = self.done / max(self.total, 1)
+        bar = "#" * int(frac * 24)
+        line = (f"[{bar:<24}] {self.done}/{self.total} {elapsed:5.0f}s eta {eta:4.0f}s  {text}")
+        if self.tty:
+            self.stream.write("\r" + line[:150].ljust(150))
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif self.done >= self._next_print or self.done == self.total:
+            self.stream.write(line + "\n")
+            self._next_print = self.done + max(1, self.total // 20)
+        self.stream.flush()
+
+
+def prepare(cell: grid.Cell, device, indices) -> List[grid.Call]:
+    """Input sets ``indices`` of ``cell``, drawn and placed on ``device``."""
+    return [grid.place(grid.draw(cell, i, device), cell.layout, device) for i in indices]
+
+
+def refs_on(device, refs) -> tuple:
+    return tuple(torch.as_tensor(r, dtype=torch.float64).to(device) for r in refs)
+
+
+def thin(cands: List[dict], keep: int) -> List[dict]:
+    """At most ``keep`` candidates spread evenly over the list (for ``--quick``)."""
+    if len(cands) <= keep:
+        return cands
+    step = (len(cands) - 1) / (keep - 1)
+    return [cands[round(i * step)] for i in range(keep)]
+
+
+def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_bytes: int = 0,
+        bandwidth: Optional[float] = None, progress: Optional[Progress] = None,
+        max_candidates: Optional[int] = None, lookahead: int = 24) -> List[CellResult]:
+    """Tune every cell in order. ``workers`` (tune.workers.Workers) computes references and
+    compiles ahead of the timing loop, ``lookahead`` cells in advance."""
+    def space(cell):
+        cands = C.candidates(cell.estimator, cell.N, cell.T, cell.layout, cell.dtype)
+        if max_candidates is not None:
+            cands = thin(cands, max_candidates)
+        return with_heuristic(cands, cell.N, cell.T)
+
+    spaces = {}
+    submitted = 0
+    results: List[CellResult] = []
+    ref_key, refs = None, None
+    for i, cell in enumerate(cells):
+        while submitted < min(len(cells), i + 1 + lookahead):
+            ahead = cells[submitted]
+            spaces[ahead] = space(ahead)
+            workers.submit_reference(ahead.reference_key)
+            workers.submit_compiles(ahead, spaces[ahead])
+            submitted += 1
+        cands = spaces.pop(cell)
+        if cell.reference_key != ref_key:
+            refs = None                      # free the last one before making the next
+            ref_key, refs = cell.reference_key, refs_on(device, workers.reference(cell.reference_key))
+        workers.wait_compiles(cell, cands)
+        sets = prepare(cell, device, [0])
+        nbytes = grid.traffic_bytes(sets[0], grid.n_outputs(cell.estimator))
+        sets += prepare(cell, device, range(1, n_input_sets(nbytes, l2_bytes) if l2_bytes else 1))
+        floor = nbytes / bandwidth * 1e6 if bandwidth else None
+        r = tune_cell(cell, sets, refs, cands, timer, floor)
+        del sets
+        results.append(r)
+        if progress is not None:
+            best = f"{r.winner.us:.1f}us {r.winner.label}" if r.winner else "none passed"
+            progress.update(f"{cell}: {best}")
+    return results

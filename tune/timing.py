@@ -1,0 +1,96 @@
+"""Device time of one candidate: BENCHMARKS.md's "device" method, with rotated inputs.
+
+``calls`` calls (at least 20) are captured in one CUDA graph, call ``i`` reading input set
+``i % n_sets``; the graph is replayed after a warm-up replay, and the result is the median
+replay time divided by ``calls``. Launch overhead is hidden, and because the input sets
+together are several times the L2 cache, a small shape cannot run from L2 as it would if
+one input were read over and over.
+
+Slow candidates (long rows walked by few programs take milliseconds) get fewer replays, so one
+candidate costs about ``budget_s`` of device time; a candidate whose first replay is already
+``prune`` times slower than the best so far stops there (it cannot win).
+"""
+import math
+import statistics
+from typing import Callable, Optional
+
+import torch
+
+L2_ROTATION = 3          # input sets together span this many L2 caches
+MAX_SETS = 256
+
+
+def l2_bytes(device) -> int:
+    props = torch.cuda.get_device_properties(device)
+    return int(getattr(props, "L2_cache_size", 0) or 50 << 20)
+
+
+def n_input_sets(bytes_per_set: int, l2: int) -> int:
+    """How many distinct input sets to rotate through so L2 cannot hold them all."""
+    return max(1, min(MAX_SETS, math.ceil(L2_ROTATION * l2 / max(bytes_per_set, 1))))
+
+
+def copy_bandwidth(device, nbytes: int = 1 << 30) -> float:
+    """Device-to-device copy bandwidth in bytes/s, bytes read + written (BENCHMARKS.md floor)."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    best = math.inf
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src)
+        b.record()
+        b.synchronize()
+        best = min(best, a.elapsed_time(b) * 1e-3)
+    del src, dst
+    return 2 * nbytes / best
+
+
+class GraphTimer:
+    """Callable ``timer(call, n_sets, config, cutoff_us=None) -> µs per call``.
+
+    ``call(i)`` runs the candidate once on input set ``i``; it must already have run once
+    outside the graph (compiled, checked)."""
+
+    def __init__(self, device, calls: int = 20, replays: int = 20, budget_s: float = 0.08,
+                 prune: float = 2.0):
+        self.device = torch.device(device)
+        self.calls, self.replays, self.budget_s, self.prune = calls, replays, budget_s, prune
+
+    def __call__(self, call: Callable[[int], object], n_sets: int, config=None,
+                 cutoff_us: Optional[float] = None) -> float:
+        calls = n_sets * math.ceil(self.calls / n_sets)
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):          # warm-up off the default stream, as capture wants
+            for i in range(min(n_sets, 2)):
+                call(i)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for i in range(calls):
+                call(i % n_sets)
+        try:
+            graph.replay()                      # warm-up replay
+            first = self._replay_ms(graph)
+            if cutoff_us is not None and first * 1e3 / calls > self.prune * cutoff_us:
+                return first * 1e3 / calls
+            n = max(3, min(self.replays, int(self.budget_s * 1e3 / max(first, 1e-3))))
+            times = [first] + self._replays_ms(graph, n - 1)
+            return statistics.median(times) * 1e3 / calls
+        finally:
+            del graph
+
+    def _replay_ms(self, graph) -> float:
+        return self._replays_ms(graph, 1)[0]
+
+    def _replays_ms(self, graph, n: int):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(n)]
+        for a, b in events:
+            a.record()
+            graph.replay()
+            b.record()
+        torch.cuda.synchronize(self.device)
+        return [a.elapsed_time(b) for a, b in events]

@@ -1,0 +1,129 @@
+"""CPU work done beside the timing loop, in worker processes: float64 references and Triton
+compiles.
+
+Why: a default sweep compiles thousands of kernel variants (every candidate for every
+estimator, dtype and layout) and runs hundreds of sequential float64 references, both
+CPU-bound; done one after another in the timing process they alone would blow the 10-minute
+budget. Workers compile into Triton's on-disk cache, where the timing process then finds them.
+
+A compile job builds the same call on a small *proxy* shape that Triton specialises exactly
+like the real one (its integer arguments agree on "== 1" and "divisible by 16"), and compiles
+with ``JITFunction.warmup``, so workers launch nothing on the GPU the timer is measuring.
+"""
+import concurrent.futures as cf
+from concurrent.futures.process import BrokenProcessPool
+import contextlib
+import multiprocessing
+from typing import Dict, List, Optional, Sequence
+
+from . import grid
+
+
+def proxy(n: int) -> int:
+    """A small size that Triton specialises like ``n``."""
+    if n <= 64:
+        return n
+    return 64 if n % 16 == 0 else 48 + n % 16
+
+
+def variant(cell: grid.Cell) -> tuple:
+    """Cells with the same variant share compiled kernels."""
+    return cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T)
+
+
+class _WarmupOnly:
+    """Stands in for the kernel object in a worker: ``kernel[grid](...)`` compiles, no launch."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, launch_grid):
+        return lambda *args, **kwargs: self.kernel.warmup(*args, grid=launch_grid, **kwargs)
+
+
+def compile_job(cell: grid.Cell, configs: List[dict], device: str) -> List[Optional[str]]:
+    """Compile ``configs`` for ``cell``'s variant; per config None or the error's text."""
+    import torch
+    from rlscan.kernels import launch
+    torch.cuda.set_device(torch.device(device))
+    small = grid.Cell(cell.estimator, proxy(cell.N), proxy(cell.T), cell.dtype, cell.layout)
+    call = grid.place(grid.draw(small, 0), small.layout, device)
+    if not isinstance(launch.fused_scan_kernel, _WarmupOnly):
+        launch.fused_scan_kernel = _WarmupOnly(launch.fused_scan_kernel)
+    out = []
+    for cfg in configs:
+        try:
+            with launch.force_config(**cfg):
+                grid.run(cell.estimator, call)
+            out.append(None)
+        except Exception as e:  # noqa: BLE001 - the timing process retries and records it
+            out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return out
+
+
+def reference_job(key: tuple, device: str):
+    if device.startswith("cuda"):
+        import torch
+        torch.cuda.set_device(torch.device(device))
+    return grid.reference(key, device)
+
+
+class Workers:
+    """A process pool (spawned: CUDA and fork do not mix), or inline work with ``n=0``."""
+
+    def __init__(self, n: int, device: str):
+        self.device = device
+        self.pool = (cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+                     if n > 0 else None)
+        self._refs: Dict[tuple, cf.Future] = {}
+        self._compiles: Dict[tuple, cf.Future] = {}
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # references ---------------------------------------------------------------------------
+    def submit_reference(self, key: tuple) -> None:
+        if self.pool is not None and key not in self._refs:
+            self._refs[key] = self.pool.submit(reference_job, key, self.device)
+
+    def reference(self, key: tuple):
+        """The float64 reference outputs for ``key`` (waits for, or computes, them)."""
+        fut = self._refs.pop(key, None)
+        if fut is not None:
+            try:
+                return fut.result()
+            except BrokenProcessPool:
+                pass              # a worker died (out of memory?): compute it here instead
+        return grid.reference(key, self.device)
+
+    # compiles ------------------------------------------------------------------------------
+    def submit_compiles(self, cell: grid.Cell, configs: Sequence[dict], chunk: int = 4) -> None:
+        """Queue compiles of ``configs`` not yet queued for ``cell``'s variant."""
+        if self.pool is None or not self.device.startswith("cuda"):
+            return
+        from rlscan.kernels.configs import label
+        v = variant(cell)
+        todo = [c for c in configs if (v, label(c)) not in self._compiles]
+        for i in range(0, len(todo), chunk):
+            part = todo[i:i + chunk]
+            fut = self.pool.submit(compile_job, cell, part, self.device)
+            for c in part:
+                self._compiles[(v, label(c))] = fut
+
+    def wait_compiles(self, cell: grid.Cell, configs: Sequence[dict]) -> None:
+        """Wait until the queued compiles of ``configs`` are done (failures are not raised:
+        the timing process meets them again and records them)."""
+        from rlscan.kernels.configs import label
+        v = variant(cell)
+        for c in configs:
+            fut = self._compiles.get((v, label(c)))
+            if fut is not None:
+                with contextlib.suppress(Exception):
+                    fut.result()
