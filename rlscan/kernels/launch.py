@@ -27,16 +27,18 @@ def force_config(**config):
 
 
 def heuristic_config(N: int, T: int) -> dict:
-    """Several rows per program when T is short, one long row walked in chunks otherwise.
+    """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
+    counts is how many loads are in flight across the GPU, not the work per program.
 
-    ~4096 elements per program keeps registers modest at num_warps=4 (BENCHMARKS.md's probe:
-    BLOCK_N rows per program beat one row per program at T=128)."""
-    block_t = min(triton.next_power_of_2(max(T, 1)), 1024)
-    block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 4096 // block_t))
-    if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per element, not per program
-        block_t = min(block_t, 64)
-        block_n = min(block_n, 16)
-    return {"BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 4}
+    Chosen by sweep on the H200 (benchmarks/sweep.py, GAE fp32, 2026-11-30): BLOCK_T=128 with
+    2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic, 32x128 tiles with 4 warps,
+    took 30.5 us) and at 16384x512 (BLOCK_N=1, four chunks per row: 65.8 us vs 238 us)."""
+    block_t = min(triton.next_power_of_2(max(T, 1)), 128)
+    block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 256 // block_t))
+    if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per program
+        block_t = min(triton.next_power_of_2(max(T, 1)), 64)
+        block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 16))
+    return {"BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
 
 
 def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
