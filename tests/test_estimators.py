@@ -130,10 +130,12 @@ def test_every_successor_value_encoding_matches_reference(backend, device, est, 
     assert_matches(out, reference(est, rk), T=41, scale=scale_of(est, rk))
 
 
-@pytest.mark.parametrize("block_n, block_t", [(1, 16), (2, 32), (4, 16)])
+@pytest.mark.parametrize("block_n, block_t, per_span", [(1, 16, None), (2, 32, None),
+                                                        (4, 16, None), (1, 16, 1), (2, 16, 2)])
 @pytest.mark.parametrize("est", ESTIMATORS)
-def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_t):
-    """T = 3 chunks + 1 and a done exactly on a chunk edge; N not a multiple of BLOCK_N."""
+def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_t, per_span):
+    """T = 3 chunks + 1 and a done exactly on a chunk edge; N not a multiple of BLOCK_N; row
+    blocks walking whole rows, and the chunked strategy with spans of 1 and 2 chunks."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     shape = (5, 3 * block_t + 1)
@@ -141,18 +143,29 @@ def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_
     flag = "dones" if "dones" in kw else "terminated"
     kw[flag][:, block_t - 1] = True
     kw[flag][:, 2 * block_t] = True
-    with force_config(BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1):
+    strategy = "row_block" if per_span is None else "chunked"
+    with force_config(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
+                      CHUNKS_PER_SPAN=per_span):
         out = call(est, kw, device)
     assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
 
 
-def test_linear_scan_generic_recurrence_both_directions(backend, device):
+@pytest.mark.parametrize("strategy", ["default", "chunked"])
+def test_linear_scan_generic_recurrence_both_directions(backend, device, strategy):
     gen = torch.Generator().manual_seed(3)
     a = torch.rand(4, 50, generator=gen) * 1.2 - 0.1     # non-constant, some negative
     b = torch.randn(4, 50, generator=gen)
     init = torch.randn(4, generator=gen)
+    cfg = (dict(strategy="chunked", BLOCK_N=2, BLOCK_T=16, CHUNKS_PER_SPAN=1, num_warps=1)
+           if strategy == "chunked" else None)
     for reverse in (False, True):
-        out = rlscan.linear_scan(a.to(device), b.to(device), reverse=reverse, init=init.to(device))
+        if cfg and backend != "torch":
+            with force_config(**cfg):
+                out = rlscan.linear_scan(a.to(device), b.to(device), reverse=reverse,
+                                         init=init.to(device))
+        else:
+            out = rlscan.linear_scan(a.to(device), b.to(device), reverse=reverse,
+                                     init=init.to(device))
         expected = cases.ref.linear_scan(a.double().numpy(), b.double().numpy(),
                                          reverse=reverse, init=init.double().numpy())
         m = cases.ref.magnitude(a.double().numpy(), b.double().numpy(), reverse=reverse,

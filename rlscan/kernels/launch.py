@@ -8,7 +8,7 @@ import triton
 
 from .. import _problem as P
 from ..tuning import select_config
-from .scan import fused_scan_kernel
+from .scan import chunk_carry_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
 
@@ -38,7 +38,18 @@ def heuristic_config(N: int, T: int) -> dict:
     if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per program
         block_t = min(triton.next_power_of_2(max(T, 1)), 64)
         block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 16))
-    return {"BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
+    cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
+    # Few rows, long horizons: split every row into spans across programs (chunked strategy,
+    # reads the inputs twice) once row blocks alone cannot fill the GPU.
+    row_progs, n_chunks = triton.cdiv(N, block_n), triton.cdiv(T, block_t)
+    if row_progs < _MIN_PROGRAMS and n_chunks >= 4:
+        cfg["strategy"] = "chunked"
+        cfg["CHUNKS_PER_SPAN"] = triton.cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
+    return cfg
+
+
+# ~2 and ~8 programs per SM of a 132-SM H200
+_MIN_PROGRAMS, _TARGET_PROGRAMS = 264, 1024
 
 
 def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
@@ -50,7 +61,7 @@ def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
 
 def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
     """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
-    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
+    cfg = dict(_forced) if _forced is not None else heuristic_config(pb.N, pb.T)
     d = pb.p0
     args = []
     for x in (pb.p0, pb.p1, pb.term, pb.trunc, pb.nv, pb.x1, pb.x2, pb.g, pb.lam):
@@ -59,10 +70,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     args.append(pb.row1 if pb.row1 is not None else d)
     args.extend(_st(out0, d))
     args.extend(_st(out1 if out1 is not None else out0, d))
-    grid = (triton.cdiv(pb.N, cfg["BLOCK_N"]),)
-    fused_scan_kernel[grid](
-        *args, pb.N, pb.T,
-        float(pb.gamma), float(pb.lmbda), float(pb.rho_bar), float(pb.c_bar), float(pb.pg_rho_bar),
+    consts = dict(
         EST=pb.est, REVERSE=pb.reverse, VNEXT=pb.vnext, RATIO=pb.ratio,
         HAS_TERM=pb.term is not None, HAS_TRUNC=pb.trunc is not None,
         GAMMA_T=pb.g is not None, LAMBDA_T=pb.lam is not None,
@@ -71,3 +79,23 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         BLOCK_N=cfg["BLOCK_N"], BLOCK_T=cfg["BLOCK_T"], num_warps=cfg.get("num_warps", 4),
         num_stages=cfg.get("num_stages", 1),
     )
+    scalars = (float(pb.gamma), float(pb.lmbda), float(pb.rho_bar), float(pb.c_bar),
+               float(pb.pg_rho_bar))
+    n_chunks = triton.cdiv(pb.T, cfg["BLOCK_T"])
+    row_progs = triton.cdiv(pb.N, cfg["BLOCK_N"])
+    per_span = cfg.get("CHUNKS_PER_SPAN") or n_chunks
+    if cfg.get("strategy", "row_block") == "row_block" or per_span >= n_chunks:
+        fused_scan_kernel[(row_progs, 1)](*args, d, d, d, 1, pb.N, pb.T, n_chunks, *scalars,
+                                          PHASE=0, **consts)
+        return
+    # chunked: spans of per_span chunks, one program per (row block, span)
+    K = triton.cdiv(n_chunks, per_span)
+    wa = torch.empty((pb.N, K), dtype=torch.float32, device=d.device)
+    wb, wc = torch.empty_like(wa), torch.empty_like(wa)
+    fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
+                                      PHASE=1, **consts)
+    init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
+    chunk_carry_kernel[(pb.N,)](wa, wb, wc, pb.row0 if init else wa, pb.N, K, HAS_INIT=init,
+                                BLOCK_K=min(triton.next_power_of_2(K), 1024), num_warps=4)
+    fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
+                                      PHASE=2, **consts)

@@ -107,27 +107,39 @@ def fused_scan_kernel(
     ROW0, ROW1,            # per-row: last_value | seed | init, and done_prev
     O0, o0r, o0t,          # first output
     O1, o1r, o1t,          # second output (GAE returns, V-trace pg advantages)
-    N, T,
+    WA, WB, WC, K,         # chunked strategy: span summaries (a, b) and carries, [N, K] fp32
+    N, T, CHUNKS_PER_SPAN,
     gamma, lmbda, rho_bar, c_bar, pg_rho_bar,
     EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
-    PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr,
+    PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
+    """PHASE 0: row block, each program walks whole rows. Chunked strategy (§2.5) over K spans
+    of CHUNKS_PER_SPAN chunks per row, one program per (rows, span): PHASE 1 writes each span's
+    summary to (WA, WB), chunk_carry_kernel turns them into the carry entering each span (WC),
+    PHASE 2 recomputes the span with its carry and writes the outputs."""
     i_n = tl.program_id(0)
+    i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
     m_n = o_n < N
     r64 = o_n.to(tl.int64)[:, None]                         # [BN, 1]
     o_p = tl.arange(0, BLOCK_T)[None, :]                    # [1, BT] scan positions
 
-    # carry entering the next chunk: x[T] = 0 (backward) or the seed x[-1] (forward)
+    # (carry_a, carry): composition of everything scanned so far, applied to the value entering
+    # this program: x[T] = 0 (backward), the seed x[-1] (forward), or the span's carry
+    carry_a = tl.full([BLOCK_N], 1.0, tl.float32)
     carry = tl.zeros([BLOCK_N], tl.float32)
-    if HAS_ROW0:
+    if PHASE == 2:
+        carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
+    elif PHASE == 0 and HAS_ROW0:
         if REVERSE == 0 or EST == 7:   # (backward estimators use ROW0 for last_value)
             carry = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
+    c_lo = i_s * CHUNKS_PER_SPAN
+    c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, BLOCK_T))
 
-    for i_c in range(0, tl.cdiv(T, BLOCK_T)):
+    for i_c in range(c_lo, c_hi):
         if REVERSE:
             t = T - 1 - i_c * BLOCK_T - o_p                     # [1, BT]
         else:
@@ -233,8 +245,36 @@ def fused_scan_kernel(
         else:
             y0 = x
             y1 = x
-        tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty), mask=m)
-        if EST == 1 or EST == 3:
-            tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t, y1.to(O1.dtype.element_ty), mask=m)
+        if PHASE != 1:
+            tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty), mask=m)
+            if EST == 1 or EST == 3:
+                tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t, y1.to(O1.dtype.element_ty),
+                         mask=m)
         # the last scan position composes the whole chunk (pad lanes are identities)
         carry = tl.sum(tl.where(o_p == BLOCK_T - 1, x, 0.0), axis=1)
+        if PHASE == 1:
+            carry_a = carry_a * tl.sum(tl.where(o_p == BLOCK_T - 1, s_a, 0.0), axis=1)
+    if PHASE == 1:
+        tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
+        tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
+
+
+@triton.jit
+def chunk_carry_kernel(WA, WB, WC, ROW0, N, K, HAS_INIT: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Carry pass of the chunked strategy: for one row, the value entering each span is the
+    composition of all earlier spans (scan order) applied to the initial value, i.e. an
+    exclusive scan of the span summaries with the same combine."""
+    i_n = tl.program_id(0).to(tl.int64)
+    o_k = tl.arange(0, BLOCK_K)
+    carry = tl.full([], 0.0, tl.float32)
+    if HAS_INIT:
+        carry = tl.load(ROW0 + i_n).to(tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        m = k0 + o_k < K
+        a = tl.load(WA + i_n * K + k0 + o_k, mask=m, other=1.0)
+        b = tl.load(WB + i_n * K + k0 + o_k, mask=m, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 0, _combine)
+        x = _apply(s_a, s_b, carry)                                # value leaving span k
+        x_prev = tl.gather(x, tl.maximum(o_k - 1, 0), 0)
+        tl.store(WC + i_n * K + k0 + o_k, tl.where(o_k == 0, carry, x_prev), mask=m)
+        carry = tl.sum(tl.where(o_k == BLOCK_K - 1, x, 0.0), axis=0)
