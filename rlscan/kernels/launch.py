@@ -61,7 +61,7 @@ def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
 
 def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
     """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
-    cfg = dict(_forced) if _forced is not None else heuristic_config(pb.N, pb.T)
+    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     d = pb.p0
     args = []
     for x in (pb.p0, pb.p1, pb.term, pb.trunc, pb.nv, pb.x1, pb.x2, pb.g, pb.lam):
