@@ -85,8 +85,21 @@ def _vnext(pb: P.Problem, trunc, last) -> torch.Tensor:
     return torch.where(trunc | last, boot_v, v_succ)
 
 
-def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
-    """Solve ``pb`` and write into the [N, T] views ``out0`` (and ``out1``)."""
+def sequential_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor],
+                    reverse: bool) -> torch.Tensor:
+    """The same recurrence as ``scan``, one Python step per time step (the training-script
+    pattern; used as a benchmark baseline)."""
+    x = torch.empty_like(b)
+    carry = torch.zeros_like(b[:, 0]) if init is None else init.to(f32)
+    for t in (range(b.shape[1] - 1, -1, -1) if reverse else range(b.shape[1])):
+        carry = _apply(a[:, t], b[:, t], carry)
+        x[:, t] = carry
+    return x
+
+
+def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor], scan_fn=None) -> None:
+    """Solve ``pb`` and write into the [N, T] views ``out0`` (and ``out1``); ``scan_fn``
+    replaces the doubling scan (benchmark baselines)."""
     N, T = pb.N, pb.T
     dev = pb.p0.device
     g = _f(pb.g) if pb.g is not None else torch.full((N, T), pb.gamma, dtype=f32, device=dev)
@@ -137,7 +150,7 @@ def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None
         a = torch.where(reset, zero, step)
         init = pb.row0
 
-    x = scan(a, b, init, pb.reverse)
+    x = (scan_fn or scan)(a, b, init, pb.reverse)
     if pb.est == P.GAE:
         y0, y1 = x, x + v
     elif pb.est == P.VTRACE:

@@ -1,0 +1,243 @@
+"""``rlscan-bench``: rlscan against the bandwidth floor and the baselines a user would pick.
+
+    rlscan-bench                                   # standard grid, every estimator, fp32, time-last
+    rlscan-bench --estimators gae --dtypes float32,bfloat16 --layouts time_last,time_major
+    rlscan-bench --baselines compile,loop --shapes 4096x128,8x65536
+    rlscan-bench --plot benchmarks/results/bench.json   # redraw the heatmap from a JSON
+
+Per cell (BENCHMARKS.md's method): **device** = 20 calls in a CUDA graph, replay / 20 (median of
+20 replays, input sets rotated past L2); **loop** = 200 eager calls between events / 200 (best of
+3); **full** = sync, event, one call, event, sync (median of 60); **floor** = the call's bytes
+(inputs read once, outputs written once) / the measured copy bandwidth. Baselines, measured in the
+same run: ``compile`` = torch.compile of the vectorised log-depth doubling scan (rlscan's own
+torch path on the GPU), ``loop`` = an eager sequential loop over time (skipped past 8192 steps).
+Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+from . import grid
+
+DEFAULT_OUT = os.path.join("benchmarks", "results")
+
+
+def _events():
+    return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+def device_us(fns, calls=20, replays=20):
+    """Median CUDA-graph replay time / calls; ``fns`` rotate (one per input set)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for f in fns[:2]:
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(calls):
+            fns[i % len(fns)]()
+    g.replay()
+    times = []
+    for _ in range(replays):
+        a, b = _events()
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / calls)
+    return statistics.median(times)
+
+
+def loop_us(fn, calls=200, reps=3):
+    best = math.inf
+    fn()
+    torch.cuda.synchronize()
+    for _ in range(reps):
+        a, b = _events()
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        b.synchronize()
+        best = min(best, a.elapsed_time(b) * 1e3 / calls)
+    return best
+
+
+def full_us(fn, reps=60):
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        a, b = _events()
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(times)
+
+
+def copy_bandwidth(nbytes=1 << 31):
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    a, b = _events()
+    a.record()
+    for _ in range(5):
+        dst.copy_(src)
+    b.record()
+    b.synchronize()
+    bw = 2 * nbytes * 5 / (a.elapsed_time(b) * 1e-3)
+    del src, dst
+    return bw
+
+
+def _baseline(kind):
+    """A callable(problem, out0, out1) that solves the problem with a torch baseline."""
+    from rlscan import _torch_path
+    if kind == "loop":
+        return lambda pb, o0, o1: _torch_path.run(pb, o0, o1, scan_fn=_torch_path.sequential_scan)
+    compiled = torch.compile(_torch_path.run, dynamic=False)
+    return lambda pb, o0, o1: compiled(pb, o0, o1)
+
+
+def _call_with_path(path, est, call):
+    from rlscan import _layout
+    old, _layout.PATH_OVERRIDE = _layout.PATH_OVERRIDE, path
+    try:
+        return grid.run(est, call)
+    finally:
+        _layout.PATH_OVERRIDE = old
+
+
+def bench_cell(est, N, T, dtype, layout, baselines, bw, sets):
+    cell = grid.Cell(est, N, T, dtype, layout)
+    calls = [grid.place(grid.draw(cell, i, "cuda"), layout, "cuda") for i in range(sets)]
+    fns = [(lambda c=c: grid.run(est, c)) for c in calls]
+    floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
+    row = dict(estimator=est, N=N, T=T, dtype=dtype, layout=layout, floor_us=floor,
+               device_us=device_us(fns), loop_us=loop_us(fns[0]), full_us=full_us(fns[0]))
+    row["device_over_floor"] = row["device_us"] / floor
+    for kind in baselines:
+        if kind == "loop" and T > 8192:
+            row[f"{kind}_device_us"] = None
+            continue
+        path = _baseline(kind)
+        f = lambda c=calls[0]: _call_with_path(path, est, c)   # noqa: E731
+        try:
+            f()
+            row[f"{kind}_device_us"] = device_us([f], calls=5 if kind == "loop" else 20,
+                                                 replays=5 if kind == "loop" else 20)
+        except Exception as e:   # a baseline that cannot compile or capture is reported
+            row[f"{kind}_device_us"] = None
+            row[f"{kind}_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+        if row[f"{kind}_device_us"]:
+            row[f"speedup_vs_{kind}"] = row[f"{kind}_device_us"] / row["device_us"]
+    return row
+
+
+def write_markdown(rows, meta, path):
+    with open(path, "w") as f:
+        f.write(f"# rlscan-bench on {meta['device']} ({meta['date']})\n\n")
+        f.write(f"torch {meta['torch']}, triton {meta['triton']}; copy bandwidth "
+                f"{meta['bandwidth_tb_s']:.2f} TB/s. Times in µs; device = CUDA-graph replay.\n\n")
+        f.write("| estimator | N | T | dtype | layout | full | loop | device | floor | "
+                "device/floor | compile(vec) | × | eager loop | × |\n")
+        f.write("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        fmt = lambda v: "—" if v is None else f"{v:.1f}"   # noqa: E731
+        for r in rows:
+            f.write(f"| {r['estimator']} | {r['N']} | {r['T']} | {r['dtype']} | {r['layout']} | "
+                    f"{r['full_us']:.1f} | {r['loop_us']:.1f} | {r['device_us']:.1f} | "
+                    f"{r['floor_us']:.1f} | {r['device_over_floor']:.2f} | "
+                    f"{fmt(r.get('compile_device_us'))} | {fmt(r.get('speedup_vs_compile'))} | "
+                    f"{fmt(r.get('loop_device_us'))} | {fmt(r.get('speedup_vs_loop'))} |\n")
+
+
+def plot(rows, path):
+    """Heatmap of device ÷ floor: estimators × cells (fp32 time-last rows only if mixed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    keys = sorted({(r["dtype"], r["layout"]) for r in rows})
+    fig, axes = plt.subplots(len(keys), 1, figsize=(14, 3.2 * len(keys)), squeeze=False)
+    for ax, (dt, lay) in zip(axes[:, 0], keys):
+        sub = [r for r in rows if r["dtype"] == dt and r["layout"] == lay]
+        ests = list(dict.fromkeys(r["estimator"] for r in sub))
+        cells = list(dict.fromkeys((r["N"], r["T"]) for r in sub))
+        m = np.full((len(ests), len(cells)), np.nan)
+        for r in sub:
+            m[ests.index(r["estimator"]), cells.index((r["N"], r["T"]))] = r["device_over_floor"]
+        im = ax.imshow(np.log2(m), cmap="RdYlGn_r", vmin=0, vmax=4, aspect="auto")
+        ax.set_xticks(range(len(cells)), [f"{n}×{t}" for n, t in cells], rotation=45, ha="right")
+        ax.set_yticks(range(len(ests)), ests)
+        for i in range(len(ests)):
+            for j in range(len(cells)):
+                if not np.isnan(m[i, j]):
+                    ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=7)
+        ax.set_title(f"device time ÷ bandwidth floor ({dt}, {lay}); 1.00 = at the floor")
+        fig.colorbar(im, ax=ax, label="log2(device/floor)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--estimators", default=",".join(grid.ESTIMATORS[:7]))
+    p.add_argument("--shapes", default=None, help="ROWSxSTEPS,... (default: the standard grid)")
+    p.add_argument("--dtypes", default="float32")
+    p.add_argument("--layouts", default="time_last")
+    p.add_argument("--baselines", default="compile,loop",
+                   help="comma list of compile, loop; empty for none")
+    p.add_argument("--baseline-estimators", default="gae",
+                   help="estimators that also run the baselines (they are slow)")
+    p.add_argument("--sets", type=int, default=4, help="input sets rotated in the graph")
+    p.add_argument("--out", default=DEFAULT_OUT)
+    p.add_argument("--plot", default=None, help="only redraw the heatmap from this bench.json")
+    args = p.parse_args(argv)
+    if args.plot:
+        with open(args.plot) as f:
+            plot(json.load(f)["results"], os.path.splitext(args.plot)[0] + ".png")
+        return 0
+    if not torch.cuda.is_available():
+        print("rlscan-bench needs a CUDA GPU", file=sys.stderr)
+        return 2
+    import triton
+    shapes = grid.parse_shapes(args.shapes) if args.shapes else list(grid.STANDARD_SHAPES)
+    ests = [e for e in args.estimators.split(",") if e]
+    base = [b for b in args.baselines.split(",") if b]
+    base_ests = set(args.baseline_estimators.split(","))
+    bw = copy_bandwidth()
+    meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                triton=triton.__version__, bandwidth_tb_s=bw / 1e12,
+                date=time.strftime("%Y-%m-%d"))
+    rows = []
+    todo = [(e, n, t, d, l) for d in args.dtypes.split(",") for l in args.layouts.split(",")
+            for n, t in shapes for e in ests]
+    for i, (e, n, t, d, l) in enumerate(todo):
+        r = bench_cell(e, n, t, d, l, base if e in base_ests else [], bw, args.sets)
+        rows.append(r)
+        extra = "".join(f"  {k[11:]}×{r[k]:.0f}" for k in r if k.startswith("speedup_vs_"))
+        print(f"[{i + 1}/{len(todo)}] {e:18s} {n:>6d}x{t:<7d} {d:8s} {l:10s} device "
+              f"{r['device_us']:8.1f} floor {r['floor_us']:7.1f} ({r['device_over_floor']:5.2f}x)"
+              f" loop {r['loop_us']:6.1f} full {r['full_us']:6.1f}{extra}", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
+    try:
+        plot(rows, os.path.join(args.out, "bench.png"))
+    except ImportError:
+        print("matplotlib missing: no heatmap", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
