@@ -12,6 +12,7 @@ Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory th
 import argparse
 import os
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None,
                    help="processes compiling and computing references ahead (default: CPUs - 2; "
                         "0 = do everything in this process)")
+    p.add_argument("--max-candidates", type=int, default=None,
+                   help="measure at most this many candidates per bucket, spread evenly over "
+                        "its space (default: all; --quick: 6)")
     p.add_argument("--no-table", action="store_true", help="skip the closing table")
     return p
 
@@ -109,10 +113,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"rlscan-tune: {torch.cuda.get_device_name(device)} ({slug}), {len(cells)} cells, "
           f"{n_workers} workers, copy bandwidth {bandwidth / 1e12:.2f} TB/s, L2 {l2 >> 20} MiB",
           file=sys.stderr)
+    results: list = []
+    interrupted = False
+    # `timeout` and schedulers send SIGTERM: keep what is measured, as for Ctrl-C
+    signal.signal(signal.SIGTERM, _interrupt)
     with Workers(n_workers, str(device)) as workers:
-        results = sweep.run(cells, device, timing.GraphTimer(device), workers, l2_bytes=l2,
-                            bandwidth=bandwidth, progress=sweep.Progress(len(cells), sys.stderr),
-                            max_candidates=6 if args.quick else None)
+        try:
+            sweep.run(cells, device, timing.GraphTimer(device), workers, l2_bytes=l2,
+                      bandwidth=bandwidth, progress=sweep.Progress(len(cells), sys.stderr),
+                      max_candidates=args.max_candidates or (6 if args.quick else None),
+                      results=results)
+        except KeyboardInterrupt:
+            interrupted = True
+            print(f"\nrlscan-tune: interrupted; writing the {len(results)} buckets finished",
+                  file=sys.stderr)
+        compiles = list(workers.compile_seconds)
     new = sweep.entries_by_kernel(results)
     path = db.write_entries(out, device_meta(device, bandwidth, l2), software_meta(), new)
     elapsed = time.monotonic() - start
@@ -122,10 +137,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     n_cand = sum(len(r.measured) for r in results)
     print(f"rlscan-tune: {len(results) - len(failed)}/{len(results)} buckets tuned "
           f"({n_cand} candidate runs) in {elapsed:.0f} s; wrote {path}", file=sys.stderr)
+    if compiles:
+        print(f"rlscan-tune: {len(compiles)} kernels compiled ahead by workers, "
+              f"{sum(compiles) / len(compiles):.2f} s each on average", file=sys.stderr)
     for c in failed:
         print(f"rlscan-tune: no candidate passed for {c}: it keeps the heuristic",
               file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or interrupted else 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

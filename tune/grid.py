@@ -141,7 +141,7 @@ def draw(cell: Cell, index: int = 0, device="cpu") -> Call:
     return _draw(cell, torch.Generator(device).manual_seed(SEED + 7919 * index))
 
 
-def _map_tensors(call: Call, fn) -> Call:
+def map_tensors(call: Call, fn) -> Call:
     return Call(tuple(fn(a) if isinstance(a, torch.Tensor) else a for a in call.args),
                 {k: fn(v) if isinstance(v, torch.Tensor) else v for k, v in call.kwargs.items()})
 
@@ -152,7 +152,7 @@ def place(call: Call, layout: str, device) -> Call:
     def move(x):
         x = x.to(device)
         return x.t().contiguous() if layout == "time_major" and x.dim() == 2 else x
-    out = _map_tensors(call, move)
+    out = map_tensors(call, move)
     if layout == "time_major":
         out.kwargs["time_dim"] = 0
     return out
@@ -173,7 +173,7 @@ def reference(cell_or_key, device="cpu") -> Tuple:
     """float64 outputs of the sequential reference on input set 0 (drawn on ``device``, then
     brought to the CPU), as [N, T] numpy arrays."""
     est = cell_or_key[0]
-    call = _map_tensors(draw(Cell(*cell_or_key[:4], "time_last"), 0, device), lambda x: x.cpu())
+    call = map_tensors(draw(Cell(*cell_or_key[:4], "time_last"), 0, device), lambda x: x.cpu())
     out = getattr(_reference, est)(*call.args, **call.kwargs)
     return tuple(out) if est in TWO_OUTPUTS else (out,)
 

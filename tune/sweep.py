@@ -197,9 +197,11 @@ def thin(cands: List[dict], keep: int) -> List[dict]:
 
 def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_bytes: int = 0,
         bandwidth: Optional[float] = None, progress: Optional[Progress] = None,
-        max_candidates: Optional[int] = None, lookahead: int = 24) -> List[CellResult]:
+        max_candidates: Optional[int] = None, lookahead: int = 24,
+        results: Optional[List[CellResult]] = None) -> List[CellResult]:
     """Tune every cell in order. ``workers`` (tune.workers.Workers) computes references and
-    compiles ahead of the timing loop, ``lookahead`` cells in advance."""
+    compiles ahead of the timing loop, ``lookahead`` cells in advance. Finished cells are
+    appended to ``results`` as they finish, so an interrupted sweep keeps them."""
     def space(cell):
         cands = C.candidates(cell.estimator, cell.N, cell.T, cell.layout, cell.dtype)
         if max_candidates is not None:
@@ -208,7 +210,7 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
 
     spaces = {}
     submitted = 0
-    results: List[CellResult] = []
+    results = [] if results is None else results
     ref_key, refs = None, None
     for i, cell in enumerate(cells):
         while submitted < min(len(cells), i + 1 + lookahead):

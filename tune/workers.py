@@ -6,9 +6,9 @@ estimator, dtype and layout) and runs hundreds of sequential float64 references,
 CPU-bound; done one after another in the timing process they alone would blow the 10-minute
 budget. Workers compile into Triton's on-disk cache, where the timing process then finds them.
 
-A compile job builds the same call on a small *proxy* shape that Triton specialises exactly
-like the real one (its integer arguments agree on "== 1" and "divisible by 16"), and compiles
-with ``JITFunction.warmup``, so workers launch nothing on the GPU the timer is measuring.
+A compile job builds the very call the timing process will make (same shapes, strides and
+dtypes, so Triton specialises it identically) and compiles it with ``JITFunction.warmup``:
+workers launch no kernel on the GPU the timer is measuring.
 """
 import concurrent.futures as cf
 from concurrent.futures.process import BrokenProcessPool
@@ -20,14 +20,19 @@ from . import grid
 
 
 def proxy(n: int) -> int:
-    """A small size that Triton specialises like ``n``."""
+    """A small size that Triton specialises like ``n`` (it agrees on "== 1" and "divisible by
+    16", what Triton specialises integer arguments on)."""
     if n <= 64:
         return n
     return 64 if n % 16 == 0 else 48 + n % 16
 
 
-def variant(cell: grid.Cell) -> tuple:
-    """Cells with the same variant share compiled kernels."""
+def variant(cell: grid.Cell, config: dict) -> tuple:
+    """Calls with the same variant run the same compiled kernels, so one compile serves them.
+    Row-block launches depend on N and T only through Triton's integer specialisation; the
+    chunked strategy's span count and carry-kernel block also depend on their values."""
+    if config.get("strategy") == "chunked":
+        return cell.estimator, cell.dtype, cell.layout, cell.N, cell.T
     return cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T)
 
 
@@ -42,23 +47,40 @@ class _WarmupOnly:
 
 
 def compile_job(cell: grid.Cell, configs: List[dict], device: str) -> List[Optional[str]]:
-    """Compile ``configs`` for ``cell``'s variant; per config None or the error's text."""
+    """Compile ``configs`` for ``cell``'s variant; per config None or the error's text, and
+    the seconds it took."""
+    import time
     import torch
+    from triton.runtime.jit import JITFunction
     from rlscan.kernels import launch
     torch.cuda.set_device(torch.device(device))
-    small = grid.Cell(cell.estimator, proxy(cell.N), proxy(cell.T), cell.dtype, cell.layout)
-    call = grid.place(grid.draw(small, 0), small.layout, device)
-    if not isinstance(launch.fused_scan_kernel, _WarmupOnly):
-        launch.fused_scan_kernel = _WarmupOnly(launch.fused_scan_kernel)
+    for name, obj in list(vars(launch).items()):      # every kernel the launcher may call
+        if isinstance(obj, JITFunction):
+            setattr(launch, name, _WarmupOnly(obj))
+    call = grid.place(_empty_like_draw(cell, device), cell.layout, device)
     out = []
     for cfg in configs:
+        start = time.perf_counter()
         try:
             with launch.force_config(**cfg):
                 grid.run(cell.estimator, call)
-            out.append(None)
+            err = None
         except Exception as e:  # noqa: BLE001 - the timing process retries and records it
-            out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            err = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        out.append((err, time.perf_counter() - start))
     return out
+
+
+def _empty_like_draw(cell: grid.Cell, device: str) -> grid.Call:
+    """Uninitialised tensors shaped like ``grid.draw(cell)`` on ``device``: compiling needs
+    shapes, strides, dtypes and alignment, not values."""
+    import torch
+    small = grid.draw(grid.Cell(cell.estimator, 1, 1, cell.dtype, cell.layout), 0)
+
+    def grow(x):
+        shape = (cell.N, cell.T) if x.dim() == 2 else (cell.N,)
+        return torch.empty(shape, dtype=x.dtype, device=device)
+    return grid.map_tensors(small, grow)
 
 
 def reference_job(key: tuple, device: str):
@@ -77,6 +99,7 @@ class Workers:
                      if n > 0 else None)
         self._refs: Dict[tuple, cf.Future] = {}
         self._compiles: Dict[tuple, cf.Future] = {}
+        self.compile_seconds: List[float] = []     # per compile job config, for the summary
 
     def close(self) -> None:
         if self.pool is not None:
@@ -109,21 +132,21 @@ class Workers:
         if self.pool is None or not self.device.startswith("cuda"):
             return
         from rlscan.kernels.configs import label
-        v = variant(cell)
-        todo = [c for c in configs if (v, label(c)) not in self._compiles]
+        todo = [c for c in configs if (variant(cell, c), label(c)) not in self._compiles]
         for i in range(0, len(todo), chunk):
             part = todo[i:i + chunk]
             fut = self.pool.submit(compile_job, cell, part, self.device)
             for c in part:
-                self._compiles[(v, label(c))] = fut
+                self._compiles[(variant(cell, c), label(c))] = fut
 
     def wait_compiles(self, cell: grid.Cell, configs: Sequence[dict]) -> None:
         """Wait until the queued compiles of ``configs`` are done (failures are not raised:
         the timing process meets them again and records them)."""
         from rlscan.kernels.configs import label
-        v = variant(cell)
         for c in configs:
-            fut = self._compiles.get((v, label(c)))
+            fut = self._compiles.get((variant(cell, c), label(c)))
             if fut is not None:
                 with contextlib.suppress(Exception):
-                    fut.result()
+                    if not getattr(fut, "counted", False):
+                        self.compile_seconds += [s for _, s in fut.result()]
+                        fut.counted = True

@@ -1,33 +1,41 @@
 """Candidate launch configs of the scan kernels, for the tuner (``rlscan-tune``) and for checking
 tuning-DB entries.
 
-A config is a plain dict, the fields of a ``triton.Config``::
+A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
 
-    {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 128, "num_warps": 4, "num_stages": 1}
+    {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "num_stages": 1}
+    {"strategy": "chunked", ..., "CHUNKS_PER_SPAN": 16}
 
-``strategy`` names the kernel strategy of DESIGN.md §4. Only ``"row_block"`` exists today
-(rlscan/kernels/scan.py: BLOCK_N rows per program, time walked in chunks of BLOCK_T); a new
-strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
+``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
+``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
+row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, carry pass, fix-up).
+A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
 """
 from typing import Dict, List
 
-STRATEGIES = ("row_block",)
+STRATEGIES = ("row_block", "chunked")
 LAYOUTS = ("time_last", "time_major")
 DTYPES = ("float32", "bfloat16", "float16")
 
 MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, BT] fp32 arrays
 NUM_WARPS = (1, 2, 4, 8)
 NUM_STAGES = (1, 2, 3)
-CONFIG_KEYS = ("strategy", "BLOCK_N", "BLOCK_T", "num_warps", "num_stages")
 
-# The space is pruned to what can plausibly win, because every candidate costs a Triton
-# compile per (estimator, dtype, layout) and the default sweep must finish in 10 minutes:
-_TILES = (1024, 2048, 4096, 8192, 16384)   # elements per program
-_MIN_PER_THREAD = 4       # fewer elements per thread leaves warps idle
-_MAX_PER_THREAD = 32      # more spills registers (measured: 64/thread spills at 8 warps)
-_MULTI_CHUNK_STAGES = 4   # num_stages > 1 only pays when the chunk loop runs this often
+# The row-block kernel is latency-bound: small tiles, few warps and many programs win
+# (benchmarks/sweep.py on the H200, see heuristic_config in launch.py: 2x128 tiles with 2 warps
+# beat 32x128 with 4 warps 5.6 us to 30.5 us at 4096x128). The space stays near there, and
+# small, because every candidate costs a compile per (estimator, dtype, layout) and the
+# default sweep must finish in 10 minutes.
+_TIME_BLOCKS = (64, 128, 256)
+_TILE_WARPS = ((128, 1), (128, 2), (256, 2), (512, 2), (512, 4))   # (BN*BT, num_warps)
+_PIPELINED = (256, 2)            # the one tile also tried with num_stages=2 on long rows
+_MIN_CHUNKS_PIPELINED = 4
+# chunked: spans sized so the grid has about this many programs (DESIGN.md §4)
+_SPAN_TARGET_PROGRAMS = (512, 1024, 2048)
+_CHUNKED_TILES = ((2, 128, 2), (1, 128, 2), (1, 256, 2), (1, 512, 4))   # (BN, BT, warps)
+_CHUNKED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
 def next_pow2(n: int) -> int:
@@ -39,11 +47,13 @@ def _is_pow2(n) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and n >= 1 and n & (n - 1) == 0
 
 
-def validate(config) -> Dict:
-    """The config normalised to ``CONFIG_KEYS``, or ``ValueError`` saying what is wrong.
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
-    Checks the structural rules only (powers of two, tile size, known strategy); whether the
-    config fits a given shape is the tuner's business."""
+
+def validate(config) -> Dict:
+    """The config normalised (launcher defaults filled in), or ``ValueError`` saying what is
+    wrong. Checks the structural rules only; whether it fits a shape is the tuner's business."""
     if not isinstance(config, dict):
         raise ValueError(f"config must be an object, got {type(config).__name__}")
     strategy = config.get("strategy", "row_block")
@@ -59,70 +69,78 @@ def validate(config) -> Dict:
         raise ValueError(f"num_warps={warps!r}; expected one of {NUM_WARPS}")
     if stages not in NUM_STAGES or isinstance(stages, bool):
         raise ValueError(f"num_stages={stages!r}; expected one of {NUM_STAGES}")
-    return {"strategy": strategy, "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
-            "num_stages": stages}
+    out = {"strategy": strategy, "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+           "num_stages": stages}
+    if strategy == "chunked":
+        cps = config.get("CHUNKS_PER_SPAN")
+        if not isinstance(cps, int) or isinstance(cps, bool) or cps < 1:
+            raise ValueError(f"chunked needs CHUNKS_PER_SPAN >= 1, got {cps!r}")
+        out["CHUNKS_PER_SPAN"] = cps
+    return out
 
 
 def label(config: Dict) -> str:
-    """A short stable name, e.g. ``row_block/16x128/w4/s1`` (rows x steps per program)."""
-    return (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
-            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8`` (rows x steps
+    per program, warps, stages, chunks per span)."""
+    out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
+           f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
+    if config.get("strategy") == "chunked":
+        out += f"/c{config['CHUNKS_PER_SPAN']}"
+    return out
 
 
-def _time_blocks(T: int, layout: str) -> List[int]:
-    """BLOCK_T choices: the whole row when it fits, and chunkings around the sweet spot.
-
-    Time-major inputs are contiguous along rows, so short chunks with many rows per program
-    read coalesced; time-last inputs prefer long chunks."""
-    tp = next_pow2(T)
-    if tp <= 16:
-        return [tp]
-    wanted = (16, 32, 64, 128, 256) if layout == "time_major" else (64, 256, 1024, 4096)
-    blocks = {bt for bt in wanted if bt < tp}
-    if tp <= (1024 if layout == "time_major" else 4096):
-        blocks.add(tp)            # the whole row in one chunk: no carry loop at all
-    return sorted(blocks or {min(tp, 16)})
-
-
-def _row_block(N: int, T: int, layout: str) -> List[Dict]:
+def _row_block(N: int, T: int) -> List[Dict]:
     np2, tp = next_pow2(N), next_pow2(T)
-    out = []
-    for bt in _time_blocks(T, layout):
-        chunks = -(-T // bt)
-        stages = (1, 3) if chunks >= _MULTI_CHUNK_STAGES else (1,)
-        seen = set()
-        for tile in _TILES:
+    out, seen = [], set()
+    for bt in sorted({min(b, tp) for b in _TIME_BLOCKS}):
+        for tile, warps in _TILE_WARPS:
             bn = max(1, min(np2, tile // bt))
-            if bn in seen:
-                continue             # N (or T) too small for this tile: same config as before
-            seen.add(bn)
-            for warps in NUM_WARPS:
-                per_thread = bn * bt / (32 * warps)
-                if not _MIN_PER_THREAD <= per_thread <= _MAX_PER_THREAD:
-                    # tiny problems have tiny tiles: still give them one warp count
-                    if not (bn * bt < 32 * _MIN_PER_THREAD and warps == 1):
-                        continue
-                for s in stages:
-                    out.append({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
-                                "num_warps": warps, "num_stages": s})
+            stages = (1, 2) if ((tile, warps) == _PIPELINED
+                                and _cdiv(T, bt) >= _MIN_CHUNKS_PIPELINED) else (1,)
+            for s in stages:
+                c = {"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+                     "num_stages": s}
+                if label(c) not in seen:         # small N or T: tiles collapse onto each other
+                    seen.add(label(c))
+                    out.append(c)
+    return out
+
+
+def _chunked(N: int, T: int) -> List[Dict]:
+    out, seen = [], set()
+    for bn, bt, warps in _CHUNKED_TILES:
+        bn = min(bn, next_pow2(N))
+        row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
+        if row_progs > _CHUNKED_MAX_ROW_PROGRAMS or n_chunks < 4:
+            continue
+        for target in _SPAN_TARGET_PROGRAMS:
+            cps = _cdiv(n_chunks * row_progs, target)
+            if cps >= n_chunks:
+                continue                         # one span per row: that is the row block
+            c = {"strategy": "chunked", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+                 "num_stages": 1, "CHUNKS_PER_SPAN": cps}
+            if label(c) not in seen:
+                seen.add(label(c))
+                out.append(c)
     return out
 
 
 def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[Dict]:
     """Every config the tuner measures for one call shape, in a stable order.
 
-    The estimator and dtype do not change the space today (one fused kernel for all); they
-    are parameters so a strategy that only suits some of them can say so."""
+    The estimator, layout and dtype do not change the space today (one fused kernel for all);
+    they are parameters so a strategy that suits only some of them can say so."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
         raise ValueError(f"N={N}, T={T}: no kernel runs for an empty problem")
-    return [validate(c) for c in _row_block(N, T, layout)]
+    return [validate(c) for c in _row_block(N, T) + _chunked(N, T)]
 
 
 def to_triton_config(config: Dict):
-    """The same config as a ``triton.Config`` (imports triton)."""
+    """The same config as a ``triton.Config`` (imports triton); the strategy fields ride in
+    its kwargs."""
     import triton
     c = validate(config)
-    return triton.Config({"BLOCK_N": c["BLOCK_N"], "BLOCK_T": c["BLOCK_T"]},
-                         num_warps=c["num_warps"], num_stages=c["num_stages"])
+    kwargs = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
+    return triton.Config(kwargs, num_warps=c["num_warps"], num_stages=c["num_stages"])
