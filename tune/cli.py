@@ -10,6 +10,7 @@ Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory th
 ``import rlscan`` reads, see rlscan/tuning.py), merging with what is there.
 """
 import argparse
+import json
 import os
 import platform
 import signal
@@ -129,7 +130,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                   file=sys.stderr)
         compiles = list(workers.compile_seconds)
     new = sweep.entries_by_kernel(results)
-    path = db.write_entries(out, device_meta(device, bandwidth, l2), software_meta(), new)
+    try:
+        path = db.write_entries(out, device_meta(device, bandwidth, l2), software_meta(), new)
+    except (tuning.TuningDBError, OSError) as e:
+        # the file went bad (or away) during the sweep: keep the measurements anyway
+        rescue = Path(f"rlscan-tune-{slug}-{os.getpid()}.unsaved.json").resolve()
+        rescue.write_text(json.dumps(new, indent=1))
+        print(f"rlscan-tune: could not write the DB ({e}); the entries are in {rescue}",
+              file=sys.stderr)
+        return 2
     elapsed = time.monotonic() - start
     if not args.no_table:
         print(sweep.table(results))
