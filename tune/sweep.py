@@ -135,7 +135,9 @@ def table(results: Sequence[CellResult]) -> str:
     head = ("estimator", "dtype", "layout", "rows", "steps", "config", "us", "floor_us",
             "vs_heuristic")
     rows = [head]
-    for r in results:
+    order = {e: i for i, e in enumerate(grid.ESTIMATORS)}
+    for r in sorted(results, key=lambda r: (order[r.cell.estimator], r.cell.dtype,
+                                            r.cell.layout, r.cell.N, r.cell.T)):
         c = r.cell
         lo_n, hi_n = _bucket(c.N)
         lo_t, hi_t = _bucket(c.T)
