@@ -28,12 +28,15 @@ def proxy(n: int) -> int:
 
 
 def variant(cell: grid.Cell, config: dict) -> tuple:
-    """Calls with the same variant run the same compiled kernels, so one compile serves them.
-    Row-block launches depend on N and T only through Triton's integer specialisation; the
-    chunked strategy's span count and carry-kernel block also depend on their values."""
+    """Calls with the same variant run the same compiled kernels, so one compile serves them:
+    integer arguments matter only through Triton's specialisation (``proxy``), plus, for the
+    chunked strategy, the span count K and the carry kernel's block (launch.py)."""
+    key = (cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T))
     if config.get("strategy") == "chunked":
-        return cell.estimator, cell.dtype, cell.layout, cell.N, cell.T
-    return cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T)
+        cps = config["CHUNKS_PER_SPAN"]
+        k = -(-(-(-cell.T // config["BLOCK_T"])) // cps)
+        key += (proxy(cps), proxy(k), min(1 << (k - 1).bit_length(), 1024))
+    return key
 
 
 class _WarmupOnly:

@@ -29,12 +29,12 @@ NUM_STAGES = (1, 2, 3)
 # small, because every candidate costs a compile per (estimator, dtype, layout) and the
 # default sweep must finish in 10 minutes.
 _TIME_BLOCKS = (64, 128, 256)
-_TILE_WARPS = ((128, 1), (128, 2), (256, 2), (512, 2), (512, 4))   # (BN*BT, num_warps)
+_TILE_WARPS = ((128, 2), (256, 2), (512, 2), (512, 4))   # (BN*BT, num_warps)
 _PIPELINED = (256, 2)            # the one tile also tried with num_stages=2 on long rows
 _MIN_CHUNKS_PIPELINED = 4
 # chunked: spans sized so the grid has about this many programs (DESIGN.md §4)
 _SPAN_TARGET_PROGRAMS = (512, 1024, 2048)
-_CHUNKED_TILES = ((2, 128, 2), (1, 128, 2), (1, 256, 2), (1, 512, 4))   # (BN, BT, warps)
+_CHUNKED_TILES = ((2, 128, 2), (1, 128, 2), (1, 256, 2))   # (BN, BT, warps)
 _CHUNKED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
