@@ -6,7 +6,10 @@ Add a failure here as ``Found(estimator, property, case, extra, note)`` once it 
 property report "known bug" instead of failing for the rlscan target; once fixed, the property
 reports XPASS and fails until the entry is removed (pytest's ``xfail(strict=True)``).
 """
+from math import nan
 from typing import NamedTuple, Optional
+
+from numpy import array
 
 from .cases import Case
 
@@ -19,10 +22,34 @@ class Found(NamedTuple):
     note: str
 
 
-FOUND = []
+_LEAK = "nonfinite_decay_stays_in_its_episode"
+_LEAK_NOTE = ("a NaN decay coefficient after a reset: the combine multiplies 0·NaN = NaN into the "
+              "composed a, so the reset no longer discards the carry and NaN crosses the boundary")
+
+FOUND = [
+    Found("linear_scan", _LEAK, Case("linear_scan", {
+        "a": array([1.0, nan, 0.0]), "b": array([1.0, 1.0, 1.0]), "reverse": False}), {},
+        _LEAK_NOTE + " (forward: x[2] must be b[2] = 1)"),
+    Found("linear_scan", _LEAK, Case("linear_scan", {
+        "a": array([0.0, nan, 1.0]), "b": array([1.0, 1.0, 1.0]), "reverse": True}), {},
+        _LEAK_NOTE + " (backward: x[0] must be b[0] = 1)"),
+    Found("vtrace", _LEAK, Case("vtrace", {
+        "rewards": array([1.0, 1.0, 1.0]), "values": array([0.0, 0.0, 0.0]),
+        "terminated": array([True, False, False]), "log_ratio": array([0.0, nan, 0.0]),
+        "gamma": 0.5}), {}, _LEAK_NOTE + " (NaN ratio at t=1 makes vs[0] NaN; must be 1)"),
+    Found("retrace", _LEAK, Case("retrace", {
+        "rewards": array([1.0, 1.0, 1.0]), "q_taken": array([0.0, 0.0, 0.0]),
+        "expected_next_q": array([0.0, 0.0, 0.0]), "terminated": array([True, False, False]),
+        "log_ratio": array([0.0, 0.0, nan]), "gamma": 0.5}), {},
+        _LEAK_NOTE + " (NaN ratio at t=2 makes Qret[0] NaN; must be r[0] = 1)"),
+]
 
 # (estimator, property) -> reason, for the rlscan target only
-KNOWN_BUGS = {}
+KNOWN_BUGS = {
+    (est, _LEAK): "NaN decay leaks across a reset: 0·NaN in the combine's product "
+                  "(rlscan/kernels/scan.py _combine, rlscan/_torch_path.py scan)"
+    for est in ("linear_scan", "vtrace", "retrace")
+}
 
 
 def found(estimator: str, prop: str):

@@ -18,14 +18,14 @@ PROFILES = ("ci", "dev", "thorough")
 _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
             HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture]
 
-settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=20,
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=30,
                           print_blob=False, suppress_health_check=_SLOW_OK)
-settings.register_profile("dev", deadline=None, max_examples=60, suppress_health_check=_SLOW_OK)
+settings.register_profile("dev", deadline=None, max_examples=100, suppress_health_check=_SLOW_OK)
 settings.register_profile("thorough", deadline=None, max_examples=1000,
                           suppress_health_check=_SLOW_OK)
 
 # examples per property at weight 1.0
-BASE_EXAMPLES = {"ci": 20, "dev": 60, "thorough": 1000}
+BASE_EXAMPLES = {"ci": 30, "dev": 100, "thorough": 1000}
 
 
 class Budget(NamedTuple):

@@ -23,9 +23,12 @@ POISONS = (math.nan, INF, -INF)
 # Decades of |value| per dtype: from tiny to large, without overflow or subnormals.
 _DECADES = {"float32": (-20, 6), "bfloat16": (-20, 6), "float16": (-3, 4)}
 # rlscan kernel configs that put chunk and row-block edges inside small shapes.
+# The chunked (multi-program) strategy gets spans of 2-3 chunks, so the carry pass runs too.
 SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                  {"BLOCK_N": 4, "BLOCK_T": 4}, {"BLOCK_N": 1, "BLOCK_T": 2},
-                 {"BLOCK_N": 2, "BLOCK_T": 32})
+                 {"BLOCK_N": 2, "BLOCK_T": 32},
+                 {"strategy": "chunked", "BLOCK_N": 1, "BLOCK_T": 8, "CHUNKS_PER_SPAN": 2},
+                 {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 4, "CHUNKS_PER_SPAN": 3})
 
 
 def fp32(x: float) -> float:

@@ -11,7 +11,6 @@ import importlib
 from typing import Callable, Dict, Optional
 
 import numpy as np
-import torch
 
 from . import backends, tolerance
 from .cases import ESTIMATORS, Case, output_names, to_numpy
@@ -49,7 +48,7 @@ class Target:
         """Run the case; outputs by name as float64 time-last arrays."""
         est = estimator or case.estimator
         kwargs = case.api_kwargs(self.device)
-        with self._config(case):
+        with self._config(case), np.errstate(all="ignore"):   # the interpreter computes in NumPy
             out = self.fn(est)(**kwargs)
         out = tuple(out) if isinstance(out, tuple) else (out,)
         names = output_names(est)
@@ -70,12 +69,16 @@ class Target:
         return tolerance.depth("chunked", case.T, self._chunk(case))
 
     def _chunk(self, case: Case) -> int:
+        """BLOCK_T of the launch config the call uses (forced, tuned or heuristic)."""
         if case.config is not None and self.can_force_config:
             return case.config["BLOCK_T"]
         if self.is_rlscan:
-            from rlscan.kernels.launch import heuristic_config
-            return heuristic_config(case.rows, case.T)["BLOCK_T"]
-        return 1024
+            from rlscan.tuning import which_config
+            primary = case.api_kwargs("meta")[case.primary]
+            config = which_config(case.estimator, primary, time_dim=case.time_dim).config
+            if config is not None:
+                return config["BLOCK_T"]
+        return case.T
 
 
 def infer_estimator(fn: Callable) -> Optional[str]:
@@ -118,6 +121,3 @@ def load_target(spec: Optional[str] = None, backend: Optional[str] = None,
                          f"(one of {', '.join(ESTIMATORS)})")
     return Target(spec, {est: fn}, backend, depth_model)
 
-
-def torch_available_backends():
-    return ("cuda",) if torch.cuda.is_available() else ("interpret", "torch")

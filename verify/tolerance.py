@@ -55,14 +55,15 @@ def depth(model: str, T: int, chunk: int = 64) -> int:
       boundary value is applied once;
     * ``chunked``: rlscan's kernel: a scan inside each chunk of ``chunk`` steps, any association
       (the interpreter scans a chunk sequentially; a GPU mixes per-thread sequential runs with
-      shuffle trees), then one carry per chunk crossed;
+      shuffle trees), then one carry per chunk crossed — and, for the multi-program strategy,
+      at most one more per span summary in the carry pass, plus the span's own carry;
     * ``sequential``: a loop, and the worst case for any association.
     """
     T = max(int(T), 1)
     if model == "tree":
         return math.ceil(math.log2(T)) + 1 if T > 1 else 1
     if model == "chunked":
-        return min(T, chunk) + math.ceil(T / chunk)
+        return min(T, chunk) + 2 * math.ceil(T / chunk) + 2
     if model == "sequential":
         return T + 1
     raise ValueError(f"unknown depth model {model!r}; expected tree, chunked or sequential")

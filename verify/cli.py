@@ -1,0 +1,163 @@
+"""``rlscan-verify``: fuzz every estimator against the float64 sequential references.
+
+    rlscan-verify                                   # rlscan itself, every estimator and property
+    rlscan-verify --estimator gae --profile dev     # one estimator, more examples
+    rlscan-verify --impl mylib.ops:gae              # any function with rlscan's gae signature
+
+Runs on CUDA if present, else rlscan's Triton kernels in the interpreter on CPU (``--backend``
+overrides). Prints one progress line per property, copy-paste reproducers of the shrunk failing
+examples, and a table (estimator, examples, worst error/bound, result). Exits 1 on any failure,
+2 on a usage error.
+"""
+import argparse
+import math
+import sys
+import time
+from typing import List, Optional
+
+from . import backends, profiles, tolerance  # noqa: F401  (tolerance: documented in --help)
+from .cases import ESTIMATORS
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="rlscan-verify", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Error bounds: verify/tolerance.py (u·C·depth·M[t] plus coefficient and "
+               "post-processing terms). Known rlscan bugs are reported as 'known bug'.")
+    p.add_argument("--estimator", action="append", choices=ESTIMATORS,
+                   help="verify only this estimator (repeatable); with --impl, which estimator "
+                        "the function implements if its name does not say")
+    p.add_argument("--property", action="append", dest="properties", metavar="NAME",
+                   help="run only this property (repeatable; see --list)")
+    p.add_argument("--examples", type=int, metavar="N",
+                   help="examples per property at weight 1 (default: the profile's)")
+    p.add_argument("--seed", type=int, help="random seed (turns off the ci profile's "
+                                            "derandomization)")
+    p.add_argument("--profile", choices=profiles.PROFILES, default=None,
+                   help="Hypothesis profile (default: ci under CI=true, else dev)")
+    p.add_argument("--impl", metavar="MODULE:FUNCTION",
+                   help="verify this implementation instead of rlscan's")
+    p.add_argument("--backend", choices=("auto",) + backends.BACKENDS, default="auto",
+                   help="where rlscan runs: cuda, interpret (Triton interpreter on CPU) or torch "
+                        "(rlscan's CPU path); default: cuda if present, else interpret")
+    p.add_argument("--depth-model", choices=("tree", "chunked", "sequential"),
+                   help="scan strategy of the implementation, for the error bound (default: "
+                        "rlscan's own for rlscan, sequential — the worst case — for --impl)")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failure")
+    p.add_argument("--list", action="store_true", help="list the properties and exit")
+    return p.parse_args(argv)
+
+
+def _fmt_ratio(r: Optional[float]) -> str:
+    if r is None:
+        return "-"
+    return "inf" if math.isinf(r) else f"{r:.3g}"
+
+
+class Progress:
+    """One line per property; a live example counter on a terminal."""
+
+    def __init__(self, stream, total: int):
+        self.stream, self.total, self.done = stream, total, 0
+        self.live = stream.isatty()
+
+    def start(self, est, prop, n):
+        self.label = f"[{self.done + 1:>3}/{self.total}] {est:<18} {prop:<40}"
+        self.n = n
+        if self.live:
+            self.stream.write(self.label)
+            self.stream.flush()
+
+    def example(self, k):
+        if self.live and (k % 5 == 0 or k == 1):
+            self.stream.write(f"\r{self.label} {k:>4}/{self.n}")
+            self.stream.flush()
+
+    def finish(self, outcome):
+        self.done += 1
+        worst = _fmt_ratio(outcome.worst) if outcome.worst else "-"
+        line = (f"{self.label} {outcome.examples:>5} ex  worst {worst:>7}  "
+                f"{outcome.status:<9} {outcome.seconds:6.1f}s")
+        self.stream.write(("\r" if self.live else "") + line + "\n")
+        self.stream.flush()
+
+
+def table(outcomes) -> str:
+    """estimator | examples | worst error/bound | result, one row per estimator."""
+    rows = []
+    for est in dict.fromkeys(o.estimator for o in outcomes):
+        mine = [o for o in outcomes if o.estimator == est]
+        worst = max(o.worst for o in mine)
+        bad = [o.prop for o in mine if o.failed]
+        known = [o.prop for o in mine if o.status == "known bug"]
+        result = ("FAIL: " + ", ".join(bad)) if bad else (
+            "pass (known bug: " + ", ".join(known) + ")" if known else "pass")
+        rows.append((est, str(sum(o.examples for o in mine)), _fmt_ratio(worst), result))
+    head = ("estimator", "examples", "worst err/bound", "result")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[3]  # noqa: E731
+    rule = "-" * (sum(widths) + 6 + max(len(r[3]) for r in rows + [head]))
+    return "\n".join([fmt(head), rule] + [fmt(r) for r in rows])
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    out = sys.stdout
+    profile = profiles.select(args.profile)
+    backend = backends.default() if args.backend == "auto" else args.backend
+    # the interpreter must be on before rlscan's kernels are first defined
+    backends.activate(backend)
+    from . import runner
+    from .properties import PROPERTIES, for_estimator
+    from .targets import load_target
+
+    if args.list:
+        for p in PROPERTIES.values():
+            doc = " ".join((p.check.__doc__ or "").split())
+            out.write(f"{p.name:<40} {', '.join(sorted(p.estimators))}\n    {doc}\n")
+        return 0
+    unknown = set(args.properties or ()) - set(PROPERTIES)
+    if unknown:
+        out.write(f"rlscan-verify: unknown property {', '.join(sorted(unknown))} (see --list)\n")
+        return 2
+    try:
+        est_hint = args.estimator[0] if args.impl and args.estimator else None
+        target = load_target(args.impl, backend, est_hint, args.depth_model)
+    except (ValueError, TypeError, ImportError, AttributeError, RuntimeError) as e:
+        out.write(f"rlscan-verify: {e}\n")
+        return 2
+    estimators = [e for e in target.estimators if not args.estimator or e in args.estimator]
+    plan = [(e, p) for e in estimators for p in for_estimator(e)
+            if not args.properties or p.name in args.properties]
+    out.write(f"rlscan-verify: {target.name} on {backend} ({target.device}), profile {profile}, "
+              f"depth model {target.depth_model}, {len(plan)} property runs\n")
+    progress = Progress(out, len(plan))
+    outcomes = []
+    start = time.perf_counter()
+    for est, prop in plan:
+        n = profiles.examples(profile, prop.weight, args.examples)
+        progress.start(est, prop.name, n)
+        o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
+                                seed=args.seed, on_example=progress.example)
+        progress.finish(o)
+        outcomes.append(o)
+        if args.fail_fast and o.failed:
+            break
+    for o in outcomes:
+        if o.failure is not None:
+            tag = "known rlscan bug" if o.status == "known bug" else "FAILURE"
+            out.write(f"\n==== {tag}: {o.estimator} / {o.prop}\n{o.failure.error}\n"
+                      f"---- reproducer (shrunk example)\n{o.failure.reproducer}")
+        elif o.status == "XPASS":
+            out.write(f"\n==== XPASS: {o.estimator} / {o.prop} is listed as a known bug "
+                      f"({o.known_bug}) but passed: remove it from verify/examples.py\n")
+    out.write(f"\n{table(outcomes)}\n")
+    failed = [o for o in outcomes if o.failed]
+    out.write(f"\n{len(outcomes) - len(failed)}/{len(outcomes)} property runs passed in "
+              f"{time.perf_counter() - start:.0f}s\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
