@@ -328,7 +328,7 @@ def select_config(pb: P.Problem) -> dict:
         cfg = _cache[key] = _resolve(pb, key)
     if cfg is None:
         from .kernels.launch import heuristic_config
-        return heuristic_config(pb.N, pb.T)
+        return heuristic_config(pb.N, pb.T, time_major=pb.p0.stride(1) != 1)
     return cfg
 
 
