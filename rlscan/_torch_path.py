@@ -49,7 +49,8 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
         # position t absorbs the composition ending at t-d, which was applied before it
         A_prev, B_prev = A[:, :-d], B[:, :-d]
         B = torch.cat([B[:, :d], _apply(A[:, d:], B[:, d:], B_prev)], dim=1)
-        A = torch.cat([A[:, :d], A[:, d:] * A_prev], dim=1)
+        A_cur = A[:, d:]   # a reset stays a reset even against inf/NaN: 0·NaN would be NaN
+        A = torch.cat([A[:, :d], torch.where(A_cur == 0, 0.0, A_cur * A_prev)], dim=1)
         d *= 2
     x = B if init is None else _apply(A, B, init.to(f32)[:, None])
     return x.flip(1) if reverse else x

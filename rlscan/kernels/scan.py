@@ -38,9 +38,15 @@ def _apply(a, b, x):
 
 
 @triton.jit
+def _compose_a(a_r, a_l):
+    # a_r·a_l, where a_r = 0 stays a reset even if a_l is inf or NaN (0·NaN would be NaN)
+    return tl.where(a_r == 0.0, 0.0, a_r * a_l)
+
+
+@triton.jit
 def _combine(a_l, b_l, a_r, b_r):
     # op(L, R) = R ∘ L: L is nearer the boundary value and is applied first.
-    return a_r * a_l, _apply(a_r, b_r, b_l)
+    return _compose_a(a_r, a_l), _apply(a_r, b_r, b_l)
 
 
 @triton.jit
@@ -253,7 +259,7 @@ def fused_scan_kernel(
         # the last scan position composes the whole chunk (pad lanes are identities)
         carry = tl.sum(tl.where(o_p == BLOCK_T - 1, x, 0.0), axis=1)
         if PHASE == 1:
-            carry_a = carry_a * tl.sum(tl.where(o_p == BLOCK_T - 1, s_a, 0.0), axis=1)
+            carry_a = _compose_a(tl.sum(tl.where(o_p == BLOCK_T - 1, s_a, 0.0), axis=1), carry_a)
     if PHASE == 1:
         tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
         tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
