@@ -201,7 +201,7 @@ def test_select_config_hot_path_and_one_warning(dirs, cpu_is_h200, monkeypatch):
         assert tuning.select_config(_problem(300, 100)) == heuristic_config(300, 100)
         assert tuning.select_config(_problem(257, 65)) == heuristic_config(257, 65)
         assert tuning.select_config(_problem(4096, 128, time_major=True)) == \
-            heuristic_config(4096, 128)
+            heuristic_config(4096, 128, time_major=True)
         tuning.select_config(_problem(4096, 128, est=P.VTRACE))
         tuning.select_config(_problem(10, 10, est=P.VTRACE))
     assert len(calls) == 5                     # resolved once per bucket, then a dict hit
