@@ -7,8 +7,13 @@ together are several times the L2 cache, a small shape cannot run from L2 as it 
 one input were read over and over.
 
 Slow candidates (long rows walked by few programs take milliseconds) get fewer replays, so one
-candidate costs about ``budget_s`` of device time; a candidate whose first replay is already
-``prune`` times slower than the best so far stops there (it cannot win).
+candidate costs about ``budget_s`` of device time. A candidate that one eager call already shows
+``prune`` times slower than the best so far (allowing for launch latency) is not captured at
+all: it cannot win, and on few-row long-horizon shapes a bad row-block config takes 20 ms a call.
+
+The graph is captured with ``capture_begin``/``capture_end`` on a side stream and one memory
+pool for all candidates, not ``with torch.cuda.graph()``, whose garbage collection and cache
+emptying on every entry cost more than timing a fast candidate.
 """
 import math
 import statistics
@@ -18,6 +23,7 @@ import torch
 
 L2_ROTATION = 3          # input sets together span this many L2 caches
 MAX_SETS = 256
+LAUNCH_SLACK_US = 50.0   # what host launch latency can add to one eagerly timed call
 
 
 def l2_bytes(device) -> int:
@@ -51,29 +57,38 @@ class GraphTimer:
     """Callable ``timer(call, n_sets, config, cutoff_us=None) -> µs per call``.
 
     ``call(i)`` runs the candidate once on input set ``i``; it must already have run once
-    outside the graph (compiled, checked)."""
+    outside the graph (compiled, checked). ``cutoff_us``: the best time so far."""
 
     def __init__(self, device, calls: int = 20, replays: int = 20, budget_s: float = 0.08,
                  prune: float = 2.0):
         self.device = torch.device(device)
         self.calls, self.replays, self.budget_s, self.prune = calls, replays, budget_s, prune
+        self.stream = torch.cuda.Stream(self.device)
+        self.pool = torch.cuda.graph_pool_handle()
 
     def __call__(self, call: Callable[[int], object], n_sets: int, config=None,
                  cutoff_us: Optional[float] = None) -> float:
-        calls = n_sets * math.ceil(self.calls / n_sets)
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):          # warm-up off the default stream, as capture wants
+        main = torch.cuda.current_stream(self.device)
+        self.stream.wait_stream(main)
+        with torch.cuda.stream(self.stream):   # warm-up off the default stream, as capture wants
             for i in range(min(n_sets, 2)):
                 call(i)
-        torch.cuda.current_stream(self.device).wait_stream(side)
+            once_us = self._eager_us(call)
+        main.wait_stream(self.stream)
+        if cutoff_us is not None and once_us - LAUNCH_SLACK_US > self.prune * cutoff_us:
+            return once_us
+        calls = n_sets * math.ceil(self.calls / n_sets)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for i in range(calls):
-                call(i % n_sets)
+        with torch.cuda.stream(self.stream):
+            graph.capture_begin(pool=self.pool)
+            try:
+                for i in range(calls):
+                    call(i % n_sets)
+            finally:
+                graph.capture_end()
         try:
             graph.replay()                      # warm-up replay
-            first = self._replay_ms(graph)
+            first = self._replays_ms(graph, 1)[0]
             if cutoff_us is not None and first * 1e3 / calls > self.prune * cutoff_us:
                 return first * 1e3 / calls
             n = max(3, min(self.replays, int(self.budget_s * 1e3 / max(first, 1e-3))))
@@ -82,8 +97,13 @@ class GraphTimer:
         finally:
             del graph
 
-    def _replay_ms(self, graph) -> float:
-        return self._replays_ms(graph, 1)[0]
+    def _eager_us(self, call) -> float:
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        call(0)
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) * 1e3
 
     def _replays_ms(self, graph, n: int):
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

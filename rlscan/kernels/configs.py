@@ -23,18 +23,19 @@ MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, 
 NUM_WARPS = (1, 2, 4, 8)
 NUM_STAGES = (1, 2, 3)
 
-# The row-block kernel is latency-bound: small tiles, few warps and many programs win
-# (benchmarks/sweep.py on the H200, see heuristic_config in launch.py: 2x128 tiles with 2 warps
-# beat 32x128 with 4 warps 5.6 us to 30.5 us at 4096x128). The space stays near there, and
-# small, because every candidate costs a compile per (estimator, dtype, layout) and the
-# default sweep must finish in 10 minutes.
-_TIME_BLOCKS = (64, 128, 256)
-_TILE_WARPS = ((128, 2), (256, 2), (512, 2), (512, 4))   # (BN*BT, num_warps)
-_PIPELINED = (256, 2)            # the one tile also tried with num_stages=2 on long rows
+# The row-block kernel is latency-bound: small tiles, few warps and many programs win. The
+# space stays near what won an H200 sweep of GAE over the standard grid (2026-11-30): row
+# block 1x128 or 2x128 with 2 warps almost everywhere, 1x256 at 131072x256; 64-step chunks,
+# 512-element tiles and num_stages=2 never won (s2 tied s1). It is small on purpose: every
+# candidate costs a compile per (estimator, dtype, layout), and the default sweep must finish
+# in 10 minutes.
+_ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (4, 128, 4), (1, 256, 2), (2, 256, 4),
+              (1, 512, 4))                           # (BN, BT, num_warps)
+_PIPELINED = (1, 128, 2)         # also tried with num_stages=2 when a row has several chunks
 _MIN_CHUNKS_PIPELINED = 4
-# chunked: spans sized so the grid has about this many programs (DESIGN.md §4)
-_SPAN_TARGET_PROGRAMS = (512, 1024, 2048)
-_CHUNKED_TILES = ((2, 128, 2), (1, 128, 2), (1, 256, 2))   # (BN, BT, warps)
+# chunked (few rows, long horizons): one to four chunks per span won; more spans = more programs
+_CHUNKED = ((1, 128, 2), (2, 128, 2), (1, 256, 2))  # (BN, BT, num_warps)
+_CHUNKS_PER_SPAN = (1, 2, 4)
 _CHUNKED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
@@ -92,31 +93,29 @@ def label(config: Dict) -> str:
 def _row_block(N: int, T: int) -> List[Dict]:
     np2, tp = next_pow2(N), next_pow2(T)
     out, seen = [], set()
-    for bt in sorted({min(b, tp) for b in _TIME_BLOCKS}):
-        for tile, warps in _TILE_WARPS:
-            bn = max(1, min(np2, tile // bt))
-            stages = (1, 2) if ((tile, warps) == _PIPELINED
-                                and _cdiv(T, bt) >= _MIN_CHUNKS_PIPELINED) else (1,)
-            for s in stages:
-                c = {"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
-                     "num_stages": s}
-                if label(c) not in seen:         # small N or T: tiles collapse onto each other
-                    seen.add(label(c))
-                    out.append(c)
+    for bn, bt, warps in _ROW_BLOCK:
+        bn, bt = min(bn, np2), min(bt, tp)           # small N or T: tiles collapse
+        stages = (1, 2) if ((bn, bt, warps) == _PIPELINED
+                            and _cdiv(T, bt) >= _MIN_CHUNKS_PIPELINED) else (1,)
+        for s in stages:
+            c = {"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+                 "num_stages": s}
+            if label(c) not in seen:
+                seen.add(label(c))
+                out.append(c)
     return out
 
 
 def _chunked(N: int, T: int) -> List[Dict]:
     out, seen = [], set()
-    for bn, bt, warps in _CHUNKED_TILES:
-        bn = min(bn, next_pow2(N))
+    for bn, bt, warps in _CHUNKED:
+        bn, bt = min(bn, next_pow2(N)), min(bt, next_pow2(T))
         row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
-        if row_progs > _CHUNKED_MAX_ROW_PROGRAMS or n_chunks < 4:
+        if row_progs > _CHUNKED_MAX_ROW_PROGRAMS:
             continue
-        for target in _SPAN_TARGET_PROGRAMS:
-            cps = _cdiv(n_chunks * row_progs, target)
-            if cps >= n_chunks:
-                continue                         # one span per row: that is the row block
+        for cps in _CHUNKS_PER_SPAN:
+            if 2 * cps > n_chunks:
+                continue                         # fewer than two spans: that is the row block
             c = {"strategy": "chunked", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
                  "num_stages": 1, "CHUNKS_PER_SPAN": cps}
             if label(c) not in seen:
