@@ -23,8 +23,9 @@ class Found(NamedTuple):
 
 
 _LEAK = "nonfinite_decay_stays_in_its_episode"
-_LEAK_NOTE = ("a NaN decay coefficient after a reset: the combine multiplies 0·NaN = NaN into the "
-              "composed a, so the reset no longer discards the carry and NaN crosses the boundary")
+_LEAK_NOTE = ("found 2026-11-30 in rlscan: a NaN decay coefficient after a reset; the combine "
+              "multiplied 0·NaN = NaN into the composed a, so the reset no longer discarded the "
+              "carry and NaN crossed the episode boundary")
 
 FOUND = [
     Found("linear_scan", _LEAK, Case("linear_scan", {
@@ -44,12 +45,10 @@ FOUND = [
         _LEAK_NOTE + " (NaN ratio at t=2 makes Qret[0] NaN; must be r[0] = 1)"),
 ]
 
-# (estimator, property) -> reason, for the rlscan target only
-KNOWN_BUGS = {
-    (est, _LEAK): "NaN decay leaks across a reset: 0·NaN in the combine's product "
-                  "(rlscan/kernels/scan.py _combine, rlscan/_torch_path.py scan)"
-    for est in ("linear_scan", "vtrace", "retrace")
-}
+# (estimator, property) -> reason, for the rlscan target only. Empty: the NaN leak above was
+# fixed in rlscan (42af661, "A zero coefficient stays a reset when composed with a NaN/inf
+# coefficient").
+KNOWN_BUGS = {}
 
 
 def found(estimator: str, prop: str):

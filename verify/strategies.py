@@ -75,8 +75,9 @@ def shapes(draw, budget, min_rows: int = 1):
 def reals(draw, shape, dtype: str = "float32", kind: Optional[str] = None):
     """Finite values representable in ``dtype``, no subnormals: small integers, normal at a drawn
     scale, log-uniform over many decades (mixed magnitudes), a constant, or zeros."""
-    kind = kind or draw(st.sampled_from(["small_ints", "normal", "log_uniform", "constant",
-                                         "zeros"]))
+    # zeros and constants hide bugs; keep them rare
+    kind = kind or draw(st.sampled_from(["small_ints", "normal", "log_uniform", "normal",
+                                         "small_ints", "log_uniform", "constant", "zeros"]))
     lo, hi = _DECADES[dtype]
     rng = _rng(draw)
     if kind == "small_ints":
@@ -93,30 +94,44 @@ def reals(draw, shape, dtype: str = "float32", kind: Optional[str] = None):
     return round_to(np.clip(x, -limit, limit), dtype)
 
 
+FLAG_PATTERNS = ("random", "none", "first", "last", "burst", "all", "every")
+DENSITIES = (0.1, 0.3, 0.02, 0.7, 0.95)
+
+
+def _flag_row(kind, rng, T, density, start=0, step=2):
+    f = np.zeros(T, bool)
+    if kind == "random":
+        f = rng.random(T) < density
+    elif kind == "first":
+        f[0] = True
+    elif kind == "last":
+        f[-1] = True
+    elif kind == "all":
+        f[:] = True
+    elif kind == "every":
+        f[start::step] = True
+    elif kind == "burst":
+        lo = rng.integers(0, T)
+        f[lo:lo + rng.integers(2, T + 2)] = True
+    return f
+
+
 @st.composite
 def flag_arrays(draw, shape):
     """Episode-end flags: none, all, first step, last step, a burst of consecutive ends, every
-    k-th step, or random at a density from rare to dense."""
-    kind = draw(st.sampled_from(["random", "none", "first", "last", "burst", "all", "every"]))
+    k-th step, or random at a density from rare to dense — one pattern for all rows, or
+    ("mixed") a pattern and density per row, so one example covers several."""
+    kind = draw(st.sampled_from(("mixed",) + FLAG_PATTERNS))
+    density = draw(st.sampled_from(DENSITIES))
+    start, step = draw(st.integers(0, 3)), draw(st.integers(2, 6))
     rng = _rng(draw)
     T = shape[-1]
-    f = np.zeros(shape, bool)
-    if kind == "random":
-        f = rng.random(shape) < draw(st.sampled_from([0.1, 0.3, 0.02, 0.7, 0.95]))
-    elif kind == "first":
-        f[..., 0] = True
-    elif kind == "last":
-        f[..., -1] = True
-    elif kind == "all":
-        f[...] = True
-    elif kind == "every":
-        f[..., draw(st.integers(1, 4)) - 1::draw(st.integers(2, 6))] = True
-    elif kind == "burst":
-        flat = f.reshape(-1, T)
-        for row in flat:
-            start = rng.integers(0, T)
-            row[start:start + rng.integers(2, T + 2)] = True
-    return f
+    rows = []
+    for _ in range(int(np.prod(shape[:-1], dtype=np.int64))):
+        k = FLAG_PATTERNS[rng.integers(len(FLAG_PATTERNS))] if kind == "mixed" else kind
+        d = DENSITIES[rng.integers(len(DENSITIES))] if kind == "mixed" else density
+        rows.append(_flag_row(k, rng, T, d, start, step))
+    return np.array(rows, bool).reshape(shape)
 
 
 @st.composite
