@@ -6,6 +6,7 @@ rlscan routes CPU tensors by ``RLSCAN_INTERPRET`` at every call, so switching be
 before rlscan's kernels are first defined; :func:`activate` switches it on and refuses if the
 kernels were already compiled for a GPU.
 """
+import contextlib
 import os
 import sys
 
@@ -35,3 +36,18 @@ def activate(backend: str) -> torch.device:
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ["RLSCAN_INTERPRET"] = "1" if backend == "interpret" else "0"
     return torch.device("cpu")
+
+
+@contextlib.contextmanager
+def preserved_environment():
+    """Restore RLSCAN_INTERPRET and TRITON_INTERPRET afterwards (tests switch backends)."""
+    keys = ("RLSCAN_INTERPRET", "TRITON_INTERPRET")
+    saved = {k: os.environ.get(k) for k in keys}
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -128,7 +128,7 @@ def ratio_with_error(case: Case):
 def clip_with_error(ratio, err, thr):
     """min(thr, ratio) and its error: a ratio certainly above thr clips to thr exactly."""
     with np.errstate(invalid="ignore"):
-        certain = ratio - err > thr
+        certain = np.where(np.isposinf(ratio), math.isfinite(thr), ratio - err > thr)
     return np.minimum(thr, ratio), np.where(certain, 0.0, err)
 
 
@@ -238,7 +238,9 @@ def bound(case: Case, depth_: int, x: np.ndarray = None) -> Bound:
         M_next = _next(M, 0.0) if rev else _prev(M, tm.init)
         if rev and tm.init.any():   # linear_scan backward: x[T] = init
             M_next[..., -1] = tm.init
-        D = ref.linear_scan(absa, _mul0(tm.a_err + U * absa, M_next), reverse=rev)
+        # an exact zero (a reset by selection, γ = 0, a ratio of exactly 0) is built exactly
+        a_err = np.where(tm.a == 0, 0.0, tm.a_err + U * absa)
+        D = ref.linear_scan(absa, _mul0(a_err, M_next), reverse=rev)
         E = ref.linear_scan(absa, tm.b_err, reverse=rev)
         reach = ref.linear_scan(absa, np.ones_like(absa), reverse=rev)   # ≥ any |Π a|
         bx = U * C_COMBINE * depth_ * M + D + E + FLUSH * (4 * depth_ + 16) * reach
