@@ -142,16 +142,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     elapsed = time.monotonic() - start
     if not args.no_table:
         print(sweep.table(results))
-    failed = [r.cell for r in results if r.winner is None]
+    failed = [r for r in results if r.winner is None]
     n_cand = sum(len(r.measured) for r in results)
     print(f"rlscan-tune: {len(results) - len(failed)}/{len(results)} buckets tuned "
           f"({n_cand} candidate runs) in {elapsed:.0f} s; wrote {path}", file=sys.stderr)
     if compiles:
         print(f"rlscan-tune: {len(compiles)} kernels compiled ahead by workers, "
               f"{sum(compiles) / len(compiles):.2f} s each on average", file=sys.stderr)
-    for c in failed:
-        print(f"rlscan-tune: no candidate passed for {c}: it keeps the heuristic",
-              file=sys.stderr)
+    for r in results:
+        if r.winner is None:
+            why = r.measured[0].status if r.measured else "no candidates"
+            print(f"rlscan-tune: no candidate passed for {r.cell}: it keeps the heuristic "
+                  f"(first: {why})", file=sys.stderr)
     return 1 if failed or interrupted else 0
 
 
