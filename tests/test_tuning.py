@@ -545,6 +545,21 @@ def test_tuner_end_to_end_with_a_fake_timer(tmp_path, dirs, monkeypatch):
     assert "vs_heuristic" in table and len(table.splitlines()) == len(cells) + 1
 
 
+def test_sweep_stops_when_the_device_is_gone(monkeypatch):
+    """A sticky device error fails every candidate; the sweep stops instead of recording that
+    for every remaining bucket, and keeps the buckets already done."""
+    cells = grid.cells([(4, 16), (8, 16)], ["gae"], ["float32"], ["time_last"])
+
+    def broken(estimator, call):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    monkeypatch.setattr(grid, "run", broken)
+    monkeypatch.setattr(torch, "ones", broken)
+    done = []
+    with Workers(0, "cpu") as w, pytest.raises(sweep.SweepAborted, match="illegal memory"):
+        sweep.run(cells, "cpu", lambda *a, **k: 1.0, w, results=done)
+    assert len(done) == 1 and done[0].winner is None
+
+
 def test_cli_without_cuda_says_so(capsys, monkeypatch):
     from rlscan.tune import cli
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

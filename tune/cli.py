@@ -124,9 +124,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                       bandwidth=bandwidth, progress=sweep.Progress(len(cells), sys.stderr),
                       max_candidates=args.max_candidates or (6 if args.quick else None),
                       results=results)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, sweep.SweepAborted) as e:
             interrupted = True
-            print(f"\nrlscan-tune: interrupted; writing the {len(results)} buckets finished",
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"stopped: {e}"
+            print(f"\nrlscan-tune: {why}; writing the {len(results)} buckets finished",
                   file=sys.stderr)
         compiles = list(workers.compile_seconds)
     new = sweep.entries_by_kernel(results)

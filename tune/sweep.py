@@ -21,6 +21,10 @@ from .timing import n_input_sets
 RTOL = ATOL = 1e-4
 
 
+class SweepAborted(RuntimeError):
+    """The device is unusable (a sticky CUDA error): measuring on would only record failures."""
+
+
 class Measured(NamedTuple):
     config: dict
     label: str
@@ -181,6 +185,16 @@ class Progress:
         self.stream.flush()
 
 
+def _device_still_works(device, cell: grid.Cell, r: CellResult) -> None:
+    """After a bucket where nothing passed, make sure the device can still run anything."""
+    try:
+        torch.ones(1, device=device).add_(1).sum().item()
+    except Exception as e:  # noqa: BLE001 - any error here means the context is gone
+        first = r.measured[0].status if r.measured else ""
+        raise SweepAborted(f"the device stopped working during {cell} ({_error_text(e)}; "
+                           f"first candidate: {first})") from e
+
+
 def prepare(cell: grid.Cell, device, indices) -> List[grid.Call]:
     """Input sets ``indices`` of ``cell``, drawn and placed on ``device``."""
     return [grid.place(grid.draw(cell, i, device), cell.layout, device) for i in indices]
@@ -234,6 +248,8 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
         r = tune_cell(cell, sets, refs, cands, timer, floor)
         del sets
         results.append(r)
+        if r.winner is None:
+            _device_still_works(device, cell, r)
         if progress is not None:
             best = f"{r.winner.us:.1f}us {r.winner.label}" if r.winner else "none passed"
             progress.update(f"{cell}: {best}")

@@ -23,19 +23,21 @@ MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, 
 NUM_WARPS = (1, 2, 4, 8)
 NUM_STAGES = (1, 2, 3)
 
-# The row-block kernel is latency-bound: small tiles, few warps and many programs win. The
-# space stays near what won an H200 sweep of GAE over the standard grid (2026-11-30): row
-# block 1x128 or 2x128 with 2 warps almost everywhere, 1x256 at 131072x256; 64-step chunks,
-# 512-element tiles and num_stages=2 never won (s2 tied s1). It is small on purpose: every
-# candidate costs a compile per (estimator, dtype, layout), and the default sweep must finish
-# in 10 minutes.
+# The row-block kernel is latency-bound: small tiles, few warps, many programs. The space is
+# what won, or came within 5%, in the H200 sweep of GAE over the standard grid, fp32 and bf16,
+# both layouts (64 buckets, 2026-11-30): 4x128/w4 won 17 (all time-major), chunked 2x128 c1
+# won 16, chunked 1x256 c1 10, 1x512/w4 9 (time-last), the small row blocks the rest.
+# Dropped after that sweep: chunked 1x128 and 2 chunks per span (never won), num_stages=2
+# (1x128/w2 at 4096x2048: 55.38 us vs 55.37 with 1 stage), 64-step chunks and 8x64 tiles
+# (up to 3x slower everywhere). Kept small on purpose: every candidate costs a compile per
+# (estimator, dtype, layout), and the default sweep must finish in 10 minutes.
 _ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (4, 128, 4), (1, 256, 2), (2, 256, 4),
               (1, 512, 4))                           # (BN, BT, num_warps)
-_PIPELINED = (1, 128, 2)         # also tried with num_stages=2 when a row has several chunks
-_MIN_CHUNKS_PIPELINED = 4
-# chunked (few rows, long horizons): one to four chunks per span won; more spans = more programs
-_CHUNKED = ((1, 128, 2), (2, 128, 2), (1, 256, 2))  # (BN, BT, num_warps)
-_CHUNKS_PER_SPAN = (1, 2, 4)
+# time-major rows are adjacent in memory: more rows per program, wider coalesced reads
+_ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8))
+# chunked (few rows, long horizons): one chunk per span (the most programs) won almost always
+_CHUNKED = ((2, 128, 2), (1, 256, 2))               # (BN, BT, num_warps)
+_CHUNKS_PER_SPAN = (1, 4)
 _CHUNKED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
@@ -90,19 +92,16 @@ def label(config: Dict) -> str:
     return out
 
 
-def _row_block(N: int, T: int) -> List[Dict]:
+def _row_block(N: int, T: int, layout: str) -> List[Dict]:
     np2, tp = next_pow2(N), next_pow2(T)
+    tiles = _ROW_BLOCK + (_ROW_BLOCK_TIME_MAJOR if layout == "time_major" else ())
     out, seen = [], set()
-    for bn, bt, warps in _ROW_BLOCK:
-        bn, bt = min(bn, np2), min(bt, tp)           # small N or T: tiles collapse
-        stages = (1, 2) if ((bn, bt, warps) == _PIPELINED
-                            and _cdiv(T, bt) >= _MIN_CHUNKS_PIPELINED) else (1,)
-        for s in stages:
-            c = {"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
-                 "num_stages": s}
-            if label(c) not in seen:
-                seen.add(label(c))
-                out.append(c)
+    for bn, bt, warps in tiles:
+        c = {"strategy": "row_block", "BLOCK_N": min(bn, np2), "BLOCK_T": min(bt, tp),
+             "num_warps": warps, "num_stages": 1}
+        if label(c) not in seen:                 # small N or T: tiles collapse onto each other
+            seen.add(label(c))
+            out.append(c)
     return out
 
 
@@ -127,13 +126,13 @@ def _chunked(N: int, T: int) -> List[Dict]:
 def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[Dict]:
     """Every config the tuner measures for one call shape, in a stable order.
 
-    The estimator, layout and dtype do not change the space today (one fused kernel for all);
-    they are parameters so a strategy that suits only some of them can say so."""
+    The estimator and dtype do not change the space today (one fused kernel for all); they
+    are parameters so a strategy that suits only some of them can say so."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
         raise ValueError(f"N={N}, T={T}: no kernel runs for an empty problem")
-    return [validate(c) for c in _row_block(N, T) + _chunked(N, T)]
+    return [validate(c) for c in _row_block(N, T, layout) + _chunked(N, T)]
 
 
 def to_triton_config(config: Dict):
