@@ -15,69 +15,10 @@ is the float64 reference with one thing changed, so any failure is the planted b
 * ``gae_bootstrap_added``, ``vtrace_bootstrap_added``: V(s'_t) = values[t+1]·(1−truncated) +
   bootstrap_values[t], an addition where the spec selects (rl-triton, §6.3).
 """
-import functools
-
 import numpy as np
-import torch
 
 from . import reference as ref
-from .cases import OUTPUTS
-
-_STEP_FLAGS = ("terminated", "truncated", "dones")
-
-
-# ----------------------------------------------------------------------------- plumbing
-def _numpy_kwargs(kwargs):
-    """rlscan keyword arguments to the reference's: float64 NumPy arrays, time last."""
-    kwargs = dict(kwargs)
-    td = kwargs.pop("time_dim", -1)
-    kwargs.pop("out_dtype", None)
-    primary = next(v for k, v in kwargs.items() if k in ("rewards", "inputs", "a"))
-    like = primary.movedim(td, -1)
-    out = {}
-    for k, v in kwargs.items():
-        if isinstance(v, torch.Tensor):
-            if v.dim() == primary.dim():
-                v = v.movedim(td, -1).broadcast_to(like.shape) if k in ("gamma", "lmbda") \
-                    else v.movedim(td, -1)
-            v = v.detach().cpu()
-            v = (v != 0).numpy() if k in _STEP_FLAGS + ("done_prev",) else v.double().numpy()
-        out[k] = v
-    return out, td, primary.device
-
-
-def _ratio_kwargs(kw):
-    """rlscan's ratio sources to the reference's (log_ratio or ratio)."""
-    if "target_logp" in kw:
-        kw["log_ratio"] = kw.pop("target_logp") - kw.pop("behaviour_logp")
-    if "target_probs" in kw:
-        kw["ratio"] = kw.pop("target_probs") / kw.pop("behaviour_probs")
-    return kw
-
-
-def _torch(result, td, device):
-    def one(x):
-        return torch.as_tensor(np.asarray(x), dtype=torch.float32).movedim(-1, td).to(device)
-    return tuple(one(x) for x in result) if isinstance(result, tuple) else one(result)
-
-
-def mutant(estimator):
-    """Give ``body(**numpy_kwargs)`` rlscan's calling convention for ``estimator``."""
-    def wrap(body):
-        @functools.wraps(body)
-        def fn(*args, **kwargs):
-            if args:
-                raise TypeError("mutants take keyword arguments only")
-            kw, td, device = _numpy_kwargs(kwargs)
-            with np.errstate(all="ignore"):
-                out = _torch(body(**_ratio_kwargs(kw)), td, device)
-            if estimator in OUTPUTS:
-                import rlscan
-                return getattr(rlscan, {"gae": "GAE", "vtrace": "VTrace"}[estimator])(*out)
-            return out
-        fn.rlscan_estimator = estimator
-        return fn
-    return wrap
+from .adapters import with_rlscan_signature as mutant
 
 
 def _masks(kw):

@@ -4,7 +4,7 @@ A target maps estimator names to callables that take rlscan's keyword arguments 
 the target's device, ``time_dim``) and return a tensor or a tuple of tensors in the primary
 input's layout, as rlscan does. An external implementation (``--impl module:function``) covers
 one estimator; properties that pair two estimators (the identities of ALGORITHMS.md §7) take the
-partner from rlscan.
+partner from the float64 reference.
 """
 import contextlib
 import importlib
@@ -38,11 +38,13 @@ class Target:
         return self.is_rlscan and self.backend != "torch"
 
     def fn(self, estimator: str) -> Callable:
-        """The function under test for ``estimator``, else rlscan's (identity partners)."""
+        """The function under test for ``estimator``. Another estimator (the partner in an
+        identity) is rlscan's own for the rlscan target, else the float64 reference, so a
+        failure is always the implementation's."""
         if estimator in self.functions:
             return self.functions[estimator]
-        import rlscan
-        return getattr(rlscan, estimator)
+        from .adapters import reference_impl
+        return reference_impl(estimator)
 
     def call(self, case: Case, estimator: Optional[str] = None) -> Dict[str, np.ndarray]:
         """Run the case; outputs by name as float64 time-last arrays."""

@@ -1,0 +1,120 @@
+"""``rlscan-verify``: options, progress, the closing table, exit codes, reproducers."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from rlscan.verify import backends, cli, profiles
+from rlscan.verify.properties import PROPERTIES
+
+profiles.load()
+
+
+@pytest.fixture(autouse=True)
+def _restore_backend_env():
+    with backends.preserved_environment():
+        yield
+
+
+def run(capsys, *args):
+    code = cli.main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_rlscan_passes_and_the_run_ends_with_the_table(capsys):
+    code, out = run(capsys, "--estimator", "gae", "--estimator", "linear_scan", "--examples", "6",
+                    "--backend", "torch", "--profile", "ci")
+    assert code == 0, out
+    lines = out.rstrip().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("estimator"))
+    assert lines[head].split() == ["estimator", "examples", "worst", "err/bound", "result"]
+    rows = [line.split() for line in lines[head + 2:head + 4]]
+    assert [r[0] for r in rows] == ["gae", "linear_scan"]
+    assert all(r[-1] == "pass" and int(r[1]) > 0 and float(r[2]) <= 1 for r in rows)
+    assert "property runs passed" in lines[-1]
+
+
+def test_progress_shows_one_line_per_property_run(capsys):
+    code, out = run(capsys, "--estimator", "episodic_cumsum", "--examples", "3",
+                    "--backend", "torch", "--profile", "ci")
+    assert code == 0
+    progress = [line for line in out.splitlines() if line.startswith("[")]
+    from rlscan.verify.properties import for_estimator
+    assert len(progress) == len(for_estimator("episodic_cumsum"))
+    assert all(" ex " in line and line.rstrip().endswith("s") for line in progress)
+
+
+def test_interpreter_is_the_default_without_a_gpu(capsys):
+    code, out = run(capsys, "--estimator", "retrace", "--property", "matches_reference",
+                    "--examples", "3", "--profile", "ci")
+    assert code == 0, out
+    expected = "cuda" if backends.default() == "cuda" else "interpret"
+    assert f"rlscan on {expected}" in out.splitlines()[0]
+
+
+def test_impl_of_rlscan_itself_passes(capsys):
+    code, out = run(capsys, "--impl", "rlscan:vtrace", "--estimator", "vtrace",
+                    "--property", "matches_reference", "--examples", "5", "--backend", "torch")
+    assert code == 0, out
+    assert "depth model sequential" in out   # the worst case, for an unknown implementation
+
+
+def test_a_failure_exits_1_and_prints_a_runnable_reproducer(capsys):
+    code, out = run(capsys, "--impl", "rlscan.verify.mutants:linear_scan_swapped_combine",
+                    "--property", "matches_reference", "--profile", "ci")
+    assert code == 1
+    assert "==== FAILURE: linear_scan / matches_reference" in out
+    source = out.split("---- reproducer (shrunk example)\n", 1)[1].split("\nestimator", 1)[0]
+    assert "load_target('rlscan.verify.mutants:linear_scan_swapped_combine'" in source
+    with pytest.raises(AssertionError, match="differs from the float64 reference"):
+        exec(compile(source, "<reproducer>", "exec"), {})
+
+
+def test_fail_fast_stops_at_the_first_failing_property(capsys):
+    code, out = run(capsys, "--impl", "rlscan.verify.mutants:retrace_c_at_t", "--profile", "ci",
+                    "--fail-fast")
+    assert code == 1
+    assert len([line for line in out.splitlines() if line.startswith("[")]) == 1
+
+
+def test_seed_makes_the_search_reproducible(capsys):
+    args = ("--estimator", "gae", "--property", "matches_reference", "--examples", "5",
+            "--backend", "torch", "--seed", "7", "--profile", "ci")
+    table = lambda out: out.split("estimator", 1)[1].rsplit("\n", 2)[0]  # noqa: E731
+    _, first = run(capsys, *args)
+    _, second = run(capsys, *args)
+    assert table(first) == table(second)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--impl", "rlscan.verify.mutants"], "expected module:function"),
+    (["--impl", "rlscan.verify.adapters:with_rlscan_signature"], "which estimator"),
+    (["--impl", "no_such_module_xyz:f"], "No module named"),
+    (["--property", "no_such_property"], "unknown property"),
+])
+def test_usage_errors_exit_2_with_a_message(capsys, args, message):
+    code, out = run(capsys, *args, "--backend", "torch")
+    assert code == 2
+    assert message in out
+
+
+def test_list_names_every_property(capsys):
+    code, out = run(capsys, "--list")
+    assert code == 0
+    assert all(name in out for name in PROPERTIES)
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("rlscan-verify")
+    cmd = [exe] if exe else [sys.executable, "-m", "rlscan.verify.cli"]
+    done = subprocess.run(cmd + ["--list"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "matches_reference" in done.stdout
+
+
+@pytest.mark.slow
+def test_full_ci_run_passes_for_rlscan(capsys):
+    """What CI's verify step runs: every estimator and property on the default backend."""
+    code, out = run(capsys, "--profile", "ci")
+    assert code == 0, out
