@@ -1,4 +1,4 @@
-"""Writing the tuning DB: merge new entries into ``<dir>/<gpu-slug>.json``, atomically, under a lock.
+"""Writing the tuning DB: merge new entries into ``<dir>/<gpu-slug>.json``, atomically, locked.
 
 Two tuners writing the same file at once both land their entries: each takes an exclusive
 ``fcntl.flock`` on the sidecar ``<file>.lock``, re-reads the file, merges, writes a temporary

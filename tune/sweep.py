@@ -11,7 +11,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
 import torch
 
 from rlscan.kernels import configs as C
-from rlscan.kernels.launch import force_config, heuristic_config
+from rlscan.kernels.launch import force_config
+from rlscan.tuning import heuristic
 
 from . import grid
 from .timing import n_input_sets
@@ -59,10 +60,16 @@ def _error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {first}"[:200]
 
 
-def with_heuristic(cands: List[dict], N: int, T: int) -> List[dict]:
+def heuristic_for(cell: grid.Cell) -> dict:
+    """The config a call of ``cell``'s shape gets without a DB entry, spelled out."""
+    return C.validate({"strategy": "row_block",
+                       **heuristic(cell.N, cell.T, cell.layout == "time_major")})
+
+
+def with_heuristic(cands: List[dict], cell: grid.Cell) -> List[dict]:
     """The heuristic config first, then the rest: it is the baseline, and usually close to the
     best, so the timer can cut hopeless candidates short from the start."""
-    h = C.validate({"strategy": "row_block", **heuristic_config(N, T)})
+    h = heuristic_for(cell)
     return [h] + [c for c in cands if C.label(c) != C.label(h)]
 
 
@@ -72,7 +79,7 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
 
     ``sets``: the placed input sets (set 0 is the checked one); ``refs``: float64 [N, T]
     reference outputs of set 0 on the same device."""
-    hlabel = C.label(C.validate({"strategy": "row_block", **heuristic_config(cell.N, cell.T)}))
+    hlabel = C.label(heuristic_for(cell))
     measured, best = [], None
     for cfg in candidates:
         lab = C.label(cfg)
@@ -223,7 +230,7 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
         cands = C.candidates(cell.estimator, cell.N, cell.T, cell.layout, cell.dtype)
         if max_candidates is not None:
             cands = thin(cands, max_candidates)
-        return with_heuristic(cands, cell.N, cell.T)
+        return with_heuristic(cands, cell)
 
     spaces = {}
     submitted = 0
@@ -239,7 +246,8 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
         cands = spaces.pop(cell)
         if cell.reference_key != ref_key:
             refs = None                      # free the last one before making the next
-            ref_key, refs = cell.reference_key, refs_on(device, workers.reference(cell.reference_key))
+            ref_key = cell.reference_key
+            refs = refs_on(device, workers.reference(ref_key))
         workers.wait_compiles(cell, cands)
         sets = prepare(cell, device, [0])
         nbytes = grid.traffic_bytes(sets[0], grid.n_outputs(cell.estimator))
