@@ -38,12 +38,6 @@ def test_drawn_cases_are_valid_calls_with_a_finite_reference(estimator, data):
     assert set(outs) == set(case.reference())
 
 
-def _unplanted(case):
-    return case.replace(inputs={k: np.where(np.isfinite(v), v, 0.5)
-                                for k, v in case.inputs.items()
-                                if isinstance(v, np.ndarray) and v.dtype != bool})
-
-
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 @settings(max_examples=30)
 @given(data=st.data())

@@ -168,7 +168,8 @@ class Case:
         items = []
         for k, v in self.inputs.items():
             if isinstance(v, np.ndarray):
-                lit = f"array({_literal(v.tolist())}" + (", dtype=bool)" if v.dtype == bool else ")")
+                tail = ", dtype=bool)" if v.dtype == bool else ")"
+                lit = f"array({_literal(v.tolist())}{tail}"
             else:
                 lit = _literal(v)
             items.append(f"        {k!r}: {lit},")

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import List, Optional
 
-from . import backends, profiles, tolerance  # noqa: F401  (tolerance: documented in --help)
+from . import backends, profiles
 from .cases import ESTIMATORS
 
 

@@ -72,7 +72,8 @@ def budget(profile: str, backend: str) -> Budget:
 
 
 def examples(profile: str, weight: float = 1.0, base: Optional[int] = None) -> int:
-    """Examples for a property of ``weight`` under ``profile`` (``base`` overrides the profile's)."""
+    """Examples for a property of ``weight`` under ``profile``; ``base`` overrides the
+    profile's examples at weight 1."""
     n = BASE_EXAMPLES[profile] if base is None else base
     return max(1, round(n * weight))
 

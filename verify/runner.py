@@ -105,7 +105,9 @@ def source(value, indent: str = "") -> str:
         return "{" + inner + "}"
     if isinstance(value, (list, tuple)):
         items = ", ".join(source(v) for v in value)
-        return f"[{items}]" if isinstance(value, list) else f"({items}{',' if len(value) == 1 else ''})"
+        if isinstance(value, list):
+            return f"[{items}]"
+        return f"({items}{',' if len(value) == 1 else ''})"
     return _literal(value)
 
 

@@ -76,7 +76,7 @@ class Target:
             return case.config["BLOCK_T"]
         if self.is_rlscan:
             from rlscan.tuning import which_config
-            primary = case.api_kwargs("meta")[case.primary]
+            primary = case.api_kwargs(self.device)[case.primary]   # same strides and device
             config = which_config(case.estimator, primary, time_dim=case.time_dim).config
             if config is not None:
                 return config["BLOCK_T"]

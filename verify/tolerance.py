@@ -10,8 +10,9 @@ to first order in u:
 * **scan**: every combine on a term's path rounds one multiply and one add, so the term's relative
   error grows by at most ``C_COMBINE·u`` per combine. A term passes through at most ``depth``
   combines, which depends on the scan strategy (:func:`depth`). Bounding every term by its
-  magnitude gives ``C_COMBINE·u·depth·M[t]`` with ``M[t] = Σ_k |Π a|·B[k]``, the recurrence run on
-  ``|a|`` and ``B`` (``B[k]`` the sum of the absolute values of the terms that make ``b[k]``).
+  magnitude gives ``C_COMBINE·u·depth·M[t]`` with ``M[t] = Σ_k |Π a|·B[k]``, the recurrence
+  run on ``|a|`` and ``B`` (``B[k]`` the sum of the absolute values of the terms that make
+  ``b[k]``).
 * **products of a**: whatever the association, the coefficient ``Π_{j=t}^{k-1} a[j]`` of b[k] is
   made by k−t rounded multiplies, one per factor, and each factor a[j] already carries an error
   ``δa[j]`` from its construction. Since ``∂x[t]/∂a[j] = (Π_{i=t}^{j-1} a[i])·x[j+1]``, their
@@ -26,7 +27,8 @@ to first order in u:
   the pg advantage carries vs[t+1]'s bound times γ, plus its own roundings.
 * **subnormals**: a GPU flushes subnormal results; each flushed value errs by < 2^-126.
 
-So ``bound[t] = u·C_COMBINE·depth·M[t] + D[t] + E[t] + post + floor``. The reference's own float64
+So ``bound[t] = (u·C_COMBINE·depth·M[t] + D[t] + E[t] + post + floor)·(1 + (depth + T)·u)``,
+the last factor covering the neglected second-order terms. The reference's own float64
 rounding (~2^-53 relative) is far below it. Where the float32 range cannot hold the partial
 products (ALGORITHMS.md §2.5: only the sequential reference is normative there), the row is
 exempt rather than compared.
@@ -169,27 +171,29 @@ def _terms_unchecked(case: Case) -> Terms:
                                    last_value=kw.get("last_value"))
             vn = np.zeros(shape) if vn is None else vn
             r = np.abs(kw["rewards"])
-        if est == "discounted_returns":
-            a_err = U * absa
+        # a_err: roundings building a (the product's own roundings are added in bound());
+        # b_err: roundings building b, each at most u times the sum of |terms|
+        if est == "discounted_returns":      # a = γ exactly; b = r + γ·vn: 2 roundings
+            a_err = np.zeros(shape)
             b_abs = r + _sel(boot, np.abs(g * vn))
             b_err = 2 * U * b_abs
-        elif est == "gae":
+        elif est == "gae":                   # a = γ·λ: 1; δ = r + γ·vn − V: 3
             v = np.asarray(kw["values"], np.float64)
-            a_err = 2 * U * absa
+            a_err = U * absa
             b_abs = r + _sel(~term, np.abs(g * vn)) + np.abs(v)
             b_err = 3 * U * b_abs
             post = dict(v=v)
-        elif est == "lambda_returns":
-            a_err = 2 * U * absa
+        elif est == "lambda_returns":        # a = γ·λ: 1; b = r + (γ·(1−λ))·vn: 4
+            a_err = U * absa
             b_abs = r + np.where(term, 0.0, np.where(boot, np.abs(g * vn),
                                                       np.abs(g * (1 - lam) * vn)))
             b_err = 4 * U * b_abs
-        elif est == "vtrace":
+        elif est == "vtrace":   # a = (γ·λ)·c: 2 + c's; b = ρ·(r + γ·vn − V): 4 + ρ's
             v = np.asarray(kw["values"], np.float64)
             ratio, r_err = ratio_with_error(case)
             rho, rho_err = clip_with_error(ratio, r_err, kw.get("rho_bar", 1.0))
             c, c_err = clip_with_error(ratio, r_err, kw.get("c_bar", 1.0))
-            a_err = _sel(~cut, 3 * U * absa + g * lam * c_err)
+            a_err = _sel(~cut, 2 * U * absa + g * lam * c_err)
             inner = r + _sel(~term, np.abs(g * vn)) + np.abs(v)
             b_abs = rho * inner
             b_err = 4 * U * b_abs + _mul0(rho_err, inner)
@@ -197,24 +201,24 @@ def _terms_unchecked(case: Case) -> Terms:
             post = dict(v=v, vn=vn, term=term, boot=boot, g=g, lam=lam, r=r,
                         mix=kw.get("pg_bootstrap") == "lambda_mix",
                         pg=clip_with_error(ratio, r_err, pg_thr))
-        elif est == "retrace":
+        elif est == "retrace":  # a = (γ·λ)·c[t+1]: 2 + c's; δ = r + γ·E[Q] − Q: 3
             term, cut, _ = _masks(kw, shape)
             q = np.asarray(kw["q_taken"], np.float64)
             ratio, r_err = ratio_with_error(case)
             _, c_err = clip_with_error(ratio, r_err, kw.get("c_bar", 1.0))
-            a_err = _sel(~cut, 3 * U * absa + g * lam * _next(c_err))
+            a_err = _sel(~cut, 2 * U * absa + g * lam * _next(c_err))
             b_abs = np.abs(kw["rewards"]) + _sel(~term, np.abs(g * kw["expected_next_q"])) \
                 + np.abs(q)
             b_err = 3 * U * b_abs
             post = dict(v=q)
-        elif est == "eligibility_traces":
-            a_err = 2 * U * absa
-            b_abs, b_err = np.abs(kw["inputs"]), np.zeros(shape)
-        elif est == "episodic_cumsum":
+        elif est == "eligibility_traces":    # a = γ·λ: 1; b = z exactly
             a_err = U * absa
             b_abs, b_err = np.abs(kw["inputs"]), np.zeros(shape)
-        else:  # linear_scan
-            a_err = U * absa
+        elif est == "episodic_cumsum":       # a ∈ {0, 1}, b = z: exact
+            a_err = np.zeros(shape)
+            b_abs, b_err = np.abs(kw["inputs"]), np.zeros(shape)
+        else:                                # linear_scan: a, b given, exact
+            a_err = np.zeros(shape)
             b_abs, b_err = np.abs(np.asarray(kw["b"], np.float64)), np.zeros(shape)
     init = np.abs(_bcast(kw.get("seed", kw.get("init", zeros_row)), shape[:-1]))
     return Terms(a, a_err, b_abs, b_err, reverse, init, post)
@@ -250,7 +254,11 @@ def bound(case: Case, depth_: int, x: np.ndarray = None) -> Bound:
                                                                   case.inputs.get("init")))
     big = (M > OVERFLOW_EXEMPT) | (reach > OVERFLOW_EXEMPT)
     exempt = np.broadcast_to(big.any(axis=-1, keepdims=True), big.shape)
-    return Bound(_post(case, tm, bx, x), exempt, M)
+    # first order in u: the neglected terms are products of two first-order ones, each at most
+    # (depth + T)·u relative, so this factor covers them
+    second_order = 1.0 + (depth_ + case.T) * U
+    bounds = {k: v * second_order for k, v in _post(case, tm, bx, x).items()}
+    return Bound(bounds, exempt, M)
 
 
 def _b_of(case: Case):
