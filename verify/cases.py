@@ -55,13 +55,13 @@ def round_to(x, dtype: str) -> np.ndarray:
 
 
 def _layout_step(x: torch.Tensor, layout: str, fill) -> torch.Tensor:
-    """Place a time-last tensor in ``layout`` (same values; see LAYOUTS)."""
+    """Place a time-last tensor in ``layout`` (same values, same device; see LAYOUTS)."""
     if layout == "time_major":
         return x.movedim(-1, 0).contiguous()
     if layout == "time_middle" and x.dim() >= 3:
         return x.movedim(-1, 1).contiguous()
     if layout == "strided":
-        buf = torch.full(x.shape[:-1] + (2 * x.shape[-1],), fill, dtype=x.dtype)
+        buf = torch.full(x.shape[:-1] + (2 * x.shape[-1],), fill, dtype=x.dtype, device=x.device)
         buf[..., ::2] = x
         return buf[..., ::2]
     if layout == "transposed":
@@ -125,21 +125,23 @@ class Case:
         dt, fdt = DTYPES[self.dtype], FLAG_DTYPES[self.flag_dtype]
         kw = {}
         for name, v in self.inputs.items():
+            # move first, then lay out: .to() would make a non-dense view contiguous
             if name in STEP_REAL:
-                x = _layout_step(torch.as_tensor(v).to(dt), self.layout, float("nan"))
+                x = _layout_step(torch.as_tensor(v).to(device, dt), self.layout, float("nan"))
             elif name in STEP_FLAG:
-                x = _layout_step(torch.as_tensor(np.asarray(v) != 0).to(fdt), self.layout, 1)
+                x = _layout_step(torch.as_tensor(np.asarray(v) != 0).to(device, fdt),
+                                 self.layout, 1)
             elif name in ROW_REAL:
-                x = torch.as_tensor(np.asarray(v, np.float64)).to(dt)
+                x = torch.as_tensor(np.asarray(v, np.float64)).to(device, dt)
             elif name in ROW_FLAG:
-                x = torch.as_tensor(np.asarray(v) != 0).to(fdt)
+                x = torch.as_tensor(np.asarray(v) != 0).to(device, fdt)
             elif name in COEF and isinstance(v, np.ndarray):
-                x = torch.as_tensor(v).to(dt)
+                x = torch.as_tensor(v).to(device, dt)
                 x = x.movedim(-1, self.time_dim).contiguous() if self.time_dim != -1 else x
             else:
                 kw[name] = v
                 continue
-            kw[name] = x.to(device)
+            kw[name] = x
         kw["time_dim"] = self.time_dim
         return kw
 
