@@ -114,7 +114,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     if args.list:
         for p in PROPERTIES.values():
-            doc = " ".join((p.check.__doc__ or "").split())
+            doc = " ".join((p.doc or "").split())
             out.write(f"{p.name:<40} {', '.join(sorted(p.estimators))}\n    {doc}\n")
         return 0
     unknown = set(args.properties or ()) - set(PROPERTIES)
