@@ -44,9 +44,12 @@ KERNEL_NAMES = {P.DISC: "discounted_returns", P.GAE: "gae", P.LAMBDA: "lambda_re
                 P.CUMSUM: "episodic_cumsum", P.LINEAR: "linear_scan"}
 ESTIMATORS = tuple(KERNEL_NAMES.values())
 
-# The files whose text decides what a tuned config measured: the kernels and their launcher.
-# configs.py only lists candidates, so editing it leaves measured winners valid.
-_SOURCE_EXCLUDE = {"__init__.py", "configs.py"}
+# The files whose text decides what a tuned config measured: the kernel sources. configs.py
+# only lists candidates and launch.py only turns a config into launches (host work, which
+# device time does not see), so editing them leaves measured winners valid; a change in what
+# a config *means* (its keys, the strategies' grids) must bump CONFIG_SEMANTICS instead.
+_SOURCE_EXCLUDE = {"__init__.py", "configs.py", "launch.py"}
+CONFIG_SEMANTICS = 1
 
 
 class RLScanTuningWarning(UserWarning):
@@ -148,7 +151,7 @@ def kernel_source_hash() -> str:
     global _source_hash
     if _source_hash is None:
         kdir = Path(__file__).resolve().parent / "kernels"
-        h = hashlib.sha256()
+        h = hashlib.sha256(f"config-semantics {CONFIG_SEMANTICS}\0".encode())
         for f in sorted(kdir.glob("*.py")):
             if f.name not in _SOURCE_EXCLUDE:
                 h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")

@@ -45,10 +45,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
     cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
     # Few rows, long horizons: split every row into spans across programs (chunked strategy,
     # reads the inputs twice) once row blocks alone cannot fill the GPU.
-    row_progs, n_chunks = triton.cdiv(N, block_n), triton.cdiv(T, block_t)
+    row_progs, n_chunks = _cdiv(N, block_n), _cdiv(T, block_t)
     if row_progs < _MIN_PROGRAMS and n_chunks >= 4:
         cfg["strategy"] = "chunked"
-        cfg["CHUNKS_PER_SPAN"] = triton.cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
+        cfg["CHUNKS_PER_SPAN"] = _cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
     return cfg
 
 
@@ -56,6 +56,11 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
+
+
+def _cdiv(a: int, b: int) -> int:
+    # plain ints: triton.cdiv is a jit function, and calling it from Python costs ~4 us
+    return -(-a // b)
 
 
 def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
@@ -87,15 +92,15 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     )
     scalars = (float(pb.gamma), float(pb.lmbda), float(pb.rho_bar), float(pb.c_bar),
                float(pb.pg_rho_bar))
-    n_chunks = triton.cdiv(pb.T, cfg["BLOCK_T"])
-    row_progs = triton.cdiv(pb.N, cfg["BLOCK_N"])
+    n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
+    row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
     per_span = cfg.get("CHUNKS_PER_SPAN") or n_chunks
     if cfg.get("strategy", "row_block") == "row_block" or per_span >= n_chunks:
         fused_scan_kernel[(row_progs, 1)](*args, d, d, d, 1, pb.N, pb.T, n_chunks, *scalars,
                                           PHASE=0, **consts)
         return
     # chunked: spans of per_span chunks, one program per (row block, span)
-    K = triton.cdiv(n_chunks, per_span)
+    K = _cdiv(n_chunks, per_span)
     wa = torch.empty((pb.N, K), dtype=torch.float32, device=d.device)
     wb, wc = torch.empty_like(wa), torch.empty_like(wa)
     fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
