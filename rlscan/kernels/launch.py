@@ -4,7 +4,6 @@ import os
 from typing import Optional
 
 import torch
-import triton
 
 from .. import _problem as P
 from ..tuning import select_config
@@ -33,15 +32,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
     Chosen by sweep on the H200 (benchmarks/sweep.py, GAE fp32, 2026-11-30): BLOCK_T=128 with
     2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic, 32x128 tiles with 4 warps,
     took 30.5 us) and at 16384x512 (BLOCK_N=1, four chunks per row: 65.8 us vs 238 us)."""
-    block_t = min(triton.next_power_of_2(max(T, 1)), 128)
-    block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 256 // block_t))
+    block_t = min(_np2(max(T, 1)), 128)
+    block_n = max(1, min(_np2(max(N, 1)), 256 // block_t))
     if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per program
-        block_t = min(triton.next_power_of_2(max(T, 1)), 64)
-        block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 16))
+        block_t = min(_np2(max(T, 1)), 64)
+        block_n = max(1, min(_np2(max(N, 1)), 16))
     if time_major:
         # rows are contiguous: a tile must span many rows for its loads to coalesce
-        block_t = min(triton.next_power_of_2(max(T, 1)), 32)
-        block_n = max(1, min(triton.next_power_of_2(max(N, 1)), 64))
+        block_t = min(_np2(max(T, 1)), 32)
+        block_n = max(1, min(_np2(max(N, 1)), 64))
     cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
     # Few rows, long horizons: split every row into spans across programs (chunked strategy,
     # reads the inputs twice) once row blocks alone cannot fill the GPU.
@@ -59,8 +58,13 @@ _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 
 
 def _cdiv(a: int, b: int) -> int:
-    # plain ints: triton.cdiv is a jit function, and calling it from Python costs ~4 us
+    # plain ints: triton.cdiv and triton.next_power_of_2 are jit (constexpr) functions, and
+    # calling them from Python costs ~4 us each
     return -(-a // b)
+
+
+def _np2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
 
 
 def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
@@ -107,6 +111,6 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
                                       PHASE=1, **consts)
     init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
     chunk_carry_kernel[(pb.N,)](wa, wb, wc, pb.row0 if init else wa, pb.N, K, HAS_INIT=init,
-                                BLOCK_K=min(triton.next_power_of_2(K), 1024), num_warps=4)
+                                BLOCK_K=min(_np2(K), 1024), num_warps=4)
     fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
                                       PHASE=2, **consts)
