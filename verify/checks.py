@@ -48,7 +48,7 @@ def bitwise(what, outs, expected, select=None) -> float:
 
 def reference_and_bound(target, case):
     ref = case.reference()
-    bnd = tolerance.bound(case, target.depth(case))
+    bnd = tolerance.bound(case, target.depth(case), ref)
     return ref, bnd
 
 

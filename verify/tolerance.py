@@ -231,27 +231,25 @@ class Bound(NamedTuple):
     magnitude: np.ndarray           # M[t]
 
 
-def bound(case: Case, depth_: int, x: np.ndarray = None) -> Bound:
+def bound(case: Case, depth_: int, reference: Dict[str, np.ndarray] = None) -> Bound:
     """The admissible error of every output of ``case`` for a scan of depth ``depth_``.
 
-    ``x`` (optional) is the reference's raw scan state; it is recomputed when absent."""
+    ``reference``: the case's reference outputs, if the caller has them (saves a scan)."""
     tm = _terms(case)
     U, absa, rev = U_FP32, np.abs(tm.a), tm.reverse
+    zero = np.zeros_like(tm.init)
     with np.errstate(invalid="ignore", over="ignore"):
-        M = ref.linear_scan(absa, tm.b_abs, reverse=rev, init=tm.init)
+        # three recurrences on |a| in one pass: magnitude, b's construction errors, reach
+        M, E, reach = _scan_many(absa, [tm.b_abs, tm.b_err, np.ones_like(absa)],
+                                 [tm.init, zero, zero], rev)
         M_next = _next(M, 0.0) if rev else _prev(M, tm.init)
         if rev and tm.init.any():   # linear_scan backward: x[T] = init
             M_next[..., -1] = tm.init
         # an exact zero (a reset by selection, γ = 0, a ratio of exactly 0) is built exactly
         a_err = np.where(tm.a == 0, 0.0, tm.a_err + U * absa)
         D = ref.linear_scan(absa, _mul0(a_err, M_next), reverse=rev)
-        E = ref.linear_scan(absa, tm.b_err, reverse=rev)
-        reach = ref.linear_scan(absa, np.ones_like(absa), reverse=rev)   # ≥ any |Π a|
         bx = U * C_COMBINE * depth_ * M + D + E + FLUSH * (4 * depth_ + 16) * reach
-        if x is None:
-            x = ref.linear_scan(tm.a, _b_of(case), reverse=rev,
-                                init=case.reference_kwargs().get("seed",
-                                                                  case.inputs.get("init")))
+        x = _scan_state(case, tm, case.reference() if reference is None else reference)
     big = (M > OVERFLOW_EXEMPT) | (reach > OVERFLOW_EXEMPT)
     exempt = np.broadcast_to(big.any(axis=-1, keepdims=True), big.shape)
     # first order in u: the neglected terms are products of two first-order ones, each at most
@@ -261,11 +259,20 @@ def bound(case: Case, depth_: int, x: np.ndarray = None) -> Bound:
     return Bound(bounds, exempt, M)
 
 
-def _b_of(case: Case):
-    if case.estimator == "linear_scan":
-        return np.asarray(case.inputs["b"], np.float64)
-    with np.errstate(all="ignore"):
-        return ref.coefficients(case.estimator, **case.reference_kwargs())[1]
+def _scan_many(a, bs, inits, reverse):
+    """Several recurrences sharing one a, as one stacked sequential loop."""
+    k = len(bs)
+    out = ref.linear_scan(np.broadcast_to(a, (k,) + a.shape), np.stack(bs),
+                          reverse=reverse, init=np.stack(inits))
+    return list(out)
+
+
+def _scan_state(case: Case, tm: Terms, reference) -> np.ndarray:
+    """The raw scan state x behind the reference outputs (its magnitude enters the bounds)."""
+    first = reference[output_names(case.estimator)[0]]
+    if case.estimator in ("vtrace", "retrace"):
+        return first - tm.post["v"]
+    return first
 
 
 def _post(case: Case, tm: Terms, bx, x) -> Dict[str, np.ndarray]:
