@@ -21,11 +21,11 @@ _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=30,
                           print_blob=False, suppress_health_check=_SLOW_OK)
 settings.register_profile("dev", deadline=None, max_examples=100, suppress_health_check=_SLOW_OK)
-settings.register_profile("thorough", deadline=None, max_examples=400,
+settings.register_profile("thorough", deadline=None, max_examples=600,
                           suppress_health_check=_SLOW_OK)
 
 # examples per property at weight 1.0
-BASE_EXAMPLES = {"ci": 30, "dev": 100, "thorough": 400}
+BASE_EXAMPLES = {"ci": 30, "dev": 100, "thorough": 600}   # thorough: >= 2000 per estimator
 
 
 class Budget(NamedTuple):
