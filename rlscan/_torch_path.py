@@ -52,7 +52,10 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
         A_cur = A[:, d:]   # a reset stays a reset even against inf/NaN: 0·NaN would be NaN
         A = torch.cat([A[:, :d], torch.where(A_cur == 0, 0.0, A_cur * A_prev)], dim=1)
         d *= 2
-    x = B if init is None else _apply(A, B, init.to(f32)[:, None])
+    # x[-1] (or x[T]) is 0 by default and still multiplied in, so a NaN coefficient at the
+    # first step propagates exactly as in the kernels and the reference
+    x0 = torch.zeros_like(B[:, :1]) if init is None else init.to(f32)[:, None]
+    x = _apply(A, B, x0)
     return x.flip(1) if reverse else x
 
 
