@@ -35,6 +35,8 @@ class Layout:
 
     def rows(self, x: torch.Tensor) -> torch.Tensor:
         """[N, T] view (a copy only when the batch axes cannot be collapsed by strides)."""
+        if x.dim() == 2:          # the common layouts, without movedim/reshape (host cost)
+            return x if self.td == 1 else x.t()
         return x.movedim(self.td, -1).reshape(self.N, self.T)
 
     def step(self, name: str, x, kind: str = "real") -> Optional[torch.Tensor]:
@@ -61,6 +63,8 @@ class Layout:
         out = torch.empty_like(self.primary, dtype=dtype)
         if POISON_OUTPUTS:
             out.fill_(float("nan"))
+        if out.dim() == 2 and out.is_contiguous():
+            return out, (out if self.td == 1 else out.t())
         moved = out.movedim(self.td, -1)
         try:
             return out, moved.view(self.N, self.T)
@@ -73,6 +77,18 @@ def use_kernels(device: torch.device) -> bool:
     """CUDA tensors always take the Triton kernels; CPU tensors take them, interpreted, only
     under RLSCAN_INTERPRET=1 (how CI tests the kernels), else the torch implementation."""
     return device.type == "cuda" or os.environ.get("RLSCAN_INTERPRET") == "1"
+
+
+_launch = None
+
+
+def _kernel_launch():
+    """The kernel launcher, imported on first use (importing it loads Triton)."""
+    global _launch
+    if _launch is None:
+        from .kernels.launch import launch
+        _launch = launch
+    return _launch
 
 
 def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
@@ -91,8 +107,7 @@ def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
     if PATH_OVERRIDE is not None:
         PATH_OVERRIDE(pb, v0, v1)
     elif use_kernels(lay.device):
-        from .kernels.launch import launch
-        launch(pb, v0, v1)
+        _kernel_launch()(pb, v0, v1)
     else:
         from ._torch_path import run
         run(pb, v0, v1)
