@@ -20,7 +20,7 @@ Conventions shared by every function (ALGORITHMS.md is normative):
   interior truncations). With neither bootstrap tensor the bootstrap is 0.
 * γ, λ: floats in [0, 1], or tensors broadcastable to the per-step shape (per-row, per-step).
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import torch
 

@@ -1,7 +1,6 @@
 """The public estimators against the float64 reference, on every backend (conftest.py):
 worked examples, random data with terminations and truncations, layouts, dtypes, per-step
 coefficients, chunk edges, NaN in ignored slots, empty inputs."""
-import math
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ import rlscan
 from rlscan.kernels.launch import force_config
 
 import cases
-from cases import BACKWARD, ESTIMATORS, assert_matches, call, make, reference, scale_of
+from cases import ESTIMATORS, assert_matches, call, make, reference, scale_of
 
 NAN = float("nan")
 

@@ -34,7 +34,8 @@ def variant(cell: grid.Cell, config: dict) -> tuple:
     key = (cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T))
     if config.get("strategy") == "chunked":
         cps = config["CHUNKS_PER_SPAN"]
-        k = -(-(-(-cell.T // config["BLOCK_T"])) // cps)
+        n_chunks = -(-cell.T // config["BLOCK_T"])   # ceil divisions, as launch.py does
+        k = -(-n_chunks // cps)
         key += (proxy(cps), proxy(k), min(1 << (k - 1).bit_length(), 1024))
     return key
 
