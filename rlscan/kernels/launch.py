@@ -29,10 +29,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
     """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
     counts is how many loads are in flight across the GPU, not the work per program.
 
-    Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now does such sweeps
-    per bucket): BLOCK_T=128 with
-    2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic, 32x128 tiles with 4 warps,
-    took 30.5 us) and at 16384x512 (BLOCK_N=1, four chunks per row: 65.8 us vs 238 us)."""
+    Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now sweeps per
+    bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
+    32x128 tiles with 4 warps, took 30.5 us) and at 16384x512 (BLOCK_N=1, four chunks per row:
+    65.8 us vs 238 us)."""
     block_t = min(_np2(max(T, 1)), 128)
     block_n = max(1, min(_np2(max(N, 1)), 256 // block_t))
     if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per program
