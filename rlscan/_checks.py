@@ -34,6 +34,8 @@ def tensor(name: str, x, *, kind: str, shape: Optional[Sequence[int]] = None,
 
 
 def time_axis(time_dim, ndim: int) -> int:
+    if type(time_dim) is int and -ndim <= time_dim < ndim:   # the hot path, no ABC checks
+        return time_dim % ndim
     if isinstance(time_dim, bool) or not isinstance(time_dim, numbers.Integral):
         raise TypeError(f"time_dim must be an int, got {type(time_dim).__name__}")
     if ndim == 0:
@@ -45,6 +47,8 @@ def time_axis(time_dim, ndim: int) -> int:
 
 
 def _number(name: str, v) -> float:
+    if type(v) is float:     # the hot path, no ABC check
+        return v
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{name} must be a float or a tensor, got {type(v).__name__}")
     return float(v)

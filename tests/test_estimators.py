@@ -129,12 +129,15 @@ def test_every_successor_value_encoding_matches_reference(backend, device, est, 
     assert_matches(out, reference(est, rk), T=41, scale=scale_of(est, rk))
 
 
-@pytest.mark.parametrize("block_n, block_t, per_span", [(1, 16, None), (2, 32, None),
-                                                        (4, 16, None), (1, 16, 1), (2, 16, 2)])
+@pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
+    ("row_block", 1, 16, None), ("row_block", 2, 32, None), ("row_block", 4, 16, None),
+    ("chunked", 1, 16, 1), ("chunked", 2, 16, 2), ("lookback", 1, 16, 1),
+    ("lookback", 2, 16, 2)])
 @pytest.mark.parametrize("est", ESTIMATORS)
-def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_t, per_span):
+def test_chunk_edges_do_not_change_results(backend, device, est, strategy, block_n, block_t,
+                                           per_span):
     """T = 3 chunks + 1 and a done exactly on a chunk edge; N not a multiple of BLOCK_N; row
-    blocks walking whole rows, and the chunked strategy with spans of 1 and 2 chunks."""
+    blocks walking whole rows, and both spanned strategies with spans of 1 and 2 chunks."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     shape = (5, 3 * block_t + 1)
@@ -142,21 +145,35 @@ def test_chunk_edges_do_not_change_results(backend, device, est, block_n, block_
     flag = "dones" if "dones" in kw else "terminated"
     kw[flag][:, block_t - 1] = True
     kw[flag][:, 2 * block_t] = True
-    strategy = "row_block" if per_span is None else "chunked"
     with force_config(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
                       CHUNKS_PER_SPAN=per_span):
         out = call(est, kw, device)
     assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
 
 
-@pytest.mark.parametrize("strategy", ["default", "chunked"])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
+def test_lookback_across_many_windows_matches_reference(backend, device, est):
+    """71 spans per row: the look-back walks back over more than two 32-span windows, composing
+    summaries, before it reaches a published carry (the interpreter runs programs in order, so
+    there it finds one at once; the GPU run takes the long walk)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no spans")
+    shape = (3, 16 * 70 + 3)
+    kw, rk = make(est, shape, seed=11)
+    with force_config(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                      CHUNKS_PER_SPAN=1):
+        out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+
+
+@pytest.mark.parametrize("strategy", ["default", "chunked", "lookback"])
 def test_linear_scan_generic_recurrence_both_directions(backend, device, strategy):
     gen = torch.Generator().manual_seed(3)
     a = torch.rand(4, 50, generator=gen) * 1.2 - 0.1     # non-constant, some negative
     b = torch.randn(4, 50, generator=gen)
     init = torch.randn(4, generator=gen)
-    cfg = (dict(strategy="chunked", BLOCK_N=2, BLOCK_T=16, CHUNKS_PER_SPAN=1, num_warps=1)
-           if strategy == "chunked" else None)
+    cfg = (dict(strategy=strategy, BLOCK_N=2, BLOCK_T=16, CHUNKS_PER_SPAN=1, num_warps=1)
+           if strategy != "default" else None)
     for reverse in (False, True):
         if cfg and backend != "torch":
             with force_config(**cfg):

@@ -30,9 +30,9 @@ def proxy(n: int) -> int:
 def variant(cell: grid.Cell, config: dict) -> tuple:
     """Calls with the same variant run the same compiled kernels, so one compile serves them:
     integer arguments matter only through Triton's specialisation (``proxy``), plus, for the
-    chunked strategy, the span count K and the carry kernel's block (launch.py)."""
+    spanned strategies, the span count K and the carry kernel's block (launch.py)."""
     key = (cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T))
-    if config.get("strategy") == "chunked":
+    if config.get("strategy") in ("chunked", "lookback"):
         cps = config["CHUNKS_PER_SPAN"]
         n_chunks = -(-cell.T // config["BLOCK_T"])   # ceil divisions, as launch.py does
         k = -(-n_chunks // cps)

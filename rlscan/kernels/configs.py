@@ -5,17 +5,21 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
 
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "num_stages": 1}
     {"strategy": "chunked", ..., "CHUNKS_PER_SPAN": 16}
+    {"strategy": "lookback", ..., "CHUNKS_PER_SPAN": 1}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
-row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, carry pass, fix-up).
+row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, carry pass, fix-up:
+three launches, inputs read twice); ``lookback``, the same spans in one launch, each finding its
+carry from the summaries earlier spans publish (decoupled look-back).
 A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
 """
 from typing import Dict, List
 
-STRATEGIES = ("row_block", "chunked")
+STRATEGIES = ("row_block", "chunked", "lookback")
+SPANNED = ("chunked", "lookback")     # strategies that split rows into spans
 LAYOUTS = ("time_last", "time_major")
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -23,22 +27,29 @@ MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, 
 NUM_WARPS = (1, 2, 4, 8)
 NUM_STAGES = (1, 2, 3)
 
-# The row-block kernel is latency-bound: small tiles, few warps, many programs. The space is
-# what won, or came within 5%, in the H200 sweep of GAE over the standard grid, fp32 and bf16,
-# both layouts (64 buckets, 2026-11-30): 4x128/w4 won 17 (all time-major), chunked 2x128 c1
-# won 16, chunked 1x256 c1 10, 1x512/w4 9 (time-last), the small row blocks the rest.
-# Dropped after that sweep: chunked 1x128 and 2 chunks per span (never won), num_stages=2
-# (1x128/w2 at 4096x2048: 55.38 us vs 55.37 with 1 stage), 64-step chunks and 8x64 tiles
-# (up to 3x slower everywhere). Kept small on purpose: every candidate costs a compile per
-# (estimator, dtype, layout), and the default sweep must finish in 10 minutes.
-_ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (4, 128, 4), (1, 256, 2), (2, 256, 4),
-              (1, 512, 4))                           # (BN, BT, num_warps)
-# time-major rows are adjacent in memory: more rows per program, wider coalesced reads
-_ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8))
-# chunked (few rows, long horizons): one chunk per span (the most programs) won almost always
-_CHUNKED = ((2, 128, 2), (1, 256, 2))               # (BN, BT, num_warps)
-_CHUNKS_PER_SPAN = (1, 4)
-_CHUNKED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
+# The row-block kernel is latency-bound: small tiles, few warps, many programs. The first
+# H200 sweep (GAE over the standard grid, fp32 and bf16, both layouts, 64 buckets) dropped
+# chunked 1x128, 2 chunks per span, num_stages=2 (1x128/w2 at 4096x2048: 55.38 us vs 55.37
+# with 1 stage), 64-step chunks and 8x64 tiles (up to 3x slower everywhere). Once the kernel's
+# loads became contiguous (ascending time, reverse scan), wide tiles joined (GAE fp32, H200:
+# 512x4096 1x2048/w8 16.5 us, 1x512/w4 20.4, chunked 24.4; 1024x8192 1x512/w4 56.6, chunked
+# 85.2, 128-step walks 242) and 4x128/w4, 2x256/w4 left (within 3% of 2x128/w2, never ahead).
+# Kept small on purpose: every candidate costs a compile and ~0.09 s of timing per bucket, and
+# the default sweep (512 buckets) must finish in 10 minutes.
+_ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (1, 256, 2), (1, 512, 4), (1, 1024, 4),
+              (1, 2048, 8))                          # (BN, BT, num_warps)
+# time-major [T, N]: rows are adjacent in memory, so a tile must span many rows for its loads to
+# coalesce; tiles one row wide read 4 bytes per 128-byte line (H200, GAE fp32 time-major:
+# 4096x128 16x64/w8 7.8 us, 8x128/w8 7.8, 32x64/w4 11.6; 16384x512 88.1, 100.7, 79.6)
+_ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2))
+# Spanned strategies (few rows, long horizons), (strategy, BN, BT, warps, chunks per span).
+# H200, GAE fp32, chunked: 1x1048576 1x1024/w4 15.8 us, 2x128/w2 31.0 (half of each tile idle);
+# 8x262144 2x128/w2 26.6, 1x1024/w4 28.6. Look-back never won (1x1048576: 22.7 us at best,
+# 8x65536: 11.0 vs 10.2, 8x262144: 30.9 vs 26.6; window 256): one candidate stays measured.
+_SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
+            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
+_SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1))
+_SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
 def next_pow2(n: int) -> int:
@@ -74,10 +85,10 @@ def validate(config) -> Dict:
         raise ValueError(f"num_stages={stages!r}; expected one of {NUM_STAGES}")
     out = {"strategy": strategy, "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
            "num_stages": stages}
-    if strategy == "chunked":
+    if strategy in SPANNED:
         cps = config.get("CHUNKS_PER_SPAN")
         if not isinstance(cps, int) or isinstance(cps, bool) or cps < 1:
-            raise ValueError(f"chunked needs CHUNKS_PER_SPAN >= 1, got {cps!r}")
+            raise ValueError(f"{strategy} needs CHUNKS_PER_SPAN >= 1, got {cps!r}")
         out["CHUNKS_PER_SPAN"] = cps
     return out
 
@@ -87,14 +98,14 @@ def label(config: Dict) -> str:
     per program, warps, stages, chunks per span)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
-    if config.get("strategy") == "chunked":
+    if config.get("strategy") in SPANNED:
         out += f"/c{config['CHUNKS_PER_SPAN']}"
     return out
 
 
 def _row_block(N: int, T: int, layout: str) -> List[Dict]:
     np2, tp = next_pow2(N), next_pow2(T)
-    tiles = _ROW_BLOCK + (_ROW_BLOCK_TIME_MAJOR if layout == "time_major" else ())
+    tiles = _ROW_BLOCK_TIME_MAJOR if layout == "time_major" else _ROW_BLOCK
     out, seen = [], set()
     for bn, bt, warps in tiles:
         c = {"strategy": "row_block", "BLOCK_N": min(bn, np2), "BLOCK_T": min(bt, tp),
@@ -105,21 +116,19 @@ def _row_block(N: int, T: int, layout: str) -> List[Dict]:
     return out
 
 
-def _chunked(N: int, T: int) -> List[Dict]:
+def _spanned(N: int, T: int, layout: str) -> List[Dict]:
     out, seen = [], set()
-    for bn, bt, warps in _CHUNKED:
+    for strategy, bn, bt, warps, cps in (_SPANNED_TIME_MAJOR if layout == "time_major"
+                                         else _SPANNED):
         bn, bt = min(bn, next_pow2(N)), min(bt, next_pow2(T))
         row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
-        if row_progs > _CHUNKED_MAX_ROW_PROGRAMS:
-            continue
-        for cps in _CHUNKS_PER_SPAN:
-            if 2 * cps > n_chunks:
-                continue                         # fewer than two spans: that is the row block
-            c = {"strategy": "chunked", "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
-                 "num_stages": 1, "CHUNKS_PER_SPAN": cps}
-            if label(c) not in seen:
-                seen.add(label(c))
-                out.append(c)
+        if row_progs > _SPANNED_MAX_ROW_PROGRAMS or 2 * cps > n_chunks:
+            continue                             # fewer than two spans: that is the row block
+        c = {"strategy": strategy, "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
+             "num_stages": 1, "CHUNKS_PER_SPAN": cps}
+        if label(c) not in seen:
+            seen.add(label(c))
+            out.append(c)
     return out
 
 
@@ -132,7 +141,7 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
         raise ValueError(f"N={N}, T={T}: no kernel runs for an empty problem")
-    return [validate(c) for c in _row_block(N, T, layout) + _chunked(N, T)]
+    return [validate(c) for c in _row_block(N, T, layout) + _spanned(N, T, layout)]
 
 
 def to_triton_config(config: Dict):

@@ -4,6 +4,9 @@ import os
 from typing import Optional
 
 import torch
+import triton
+from triton import knobs
+from triton.runtime.jit import JITFunction
 
 from .. import _problem as P
 from ..tuning import select_config
@@ -33,20 +36,33 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
     bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
     32x128 tiles with 4 warps, took 30.5 us) and at 16384x512 (BLOCK_N=1, four chunks per row:
     65.8 us vs 238 us)."""
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     block_t = min(_np2(max(T, 1)), 128)
     block_n = max(1, min(_np2(max(N, 1)), 256 // block_t))
-    if os.environ.get("TRITON_INTERPRET") == "1":   # the interpreter pays per program
+    if interpreted:                                  # the interpreter pays per program
         block_t = min(_np2(max(T, 1)), 64)
         block_n = max(1, min(_np2(max(N, 1)), 16))
+    warps = 2
     if time_major:
-        # rows are contiguous: a tile must span many rows for its loads to coalesce
-        block_t = min(_np2(max(T, 1)), 32)
-        block_n = max(1, min(_np2(max(N, 1)), 64))
-    cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": 2}
-    # Few rows, long horizons: split every row into spans across programs (chunked strategy,
-    # reads the inputs twice) once row blocks alone cannot fill the GPU.
+        # rows are contiguous: a tile must span many rows for its loads to coalesce (H200,
+        # GAE fp32: 16x64/w8 7.8 us at 4096x128 and 88 at 16384x512; 64x32/w2 31 and 154)
+        block_t = min(_np2(max(T, 1)), 64)
+        block_n = max(1, min(_np2(max(N, 1)), 16))
+        warps = 8 if not interpreted else 2
+    cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": warps}
+    if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
+        # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
+        # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
+        return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
+    # Few rows, long horizons: split every row into spans across programs once row blocks
+    # alone cannot fill the GPU (chunked: 8x65536 10.1 us, 1x1048576 15.8; row blocks of
+    # 1x2048/w8 76 and 1492 us). A single row takes one wide tile (2-row tiles idle half).
     row_progs, n_chunks = _cdiv(N, block_n), _cdiv(T, block_t)
     if row_progs < _MIN_PROGRAMS and n_chunks >= 4:
+        if N == 1 and not time_major and not interpreted:
+            block_t = min(_np2(T), 1024)
+            cfg.update(BLOCK_N=1, BLOCK_T=block_t, num_warps=4)
+            n_chunks = _cdiv(T, block_t)
         cfg["strategy"] = "chunked"
         cfg["CHUNKS_PER_SPAN"] = _cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
     return cfg
@@ -56,6 +72,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
+_MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -68,50 +85,121 @@ def _np2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def _st(x: Optional[torch.Tensor], dummy: torch.Tensor):
-    # (pointer, row stride, time stride) of a 2-D [N, T] view; a dummy for an absent input
+def _strided(args: list, spec: list, x: Optional[torch.Tensor], dummy: torch.Tensor) -> None:
+    # (pointer, row stride, time stride) of a 2-D [N, T] view, or a dummy for an absent input;
+    # ``spec`` gets what Triton specialises the three on
     if x is None:
-        return dummy, 0, 0
-    return x, x.stride(0), x.stride(1)
+        args += (dummy, 0, 0)
+        spec.append(None)
+    else:
+        sr, st = x.stride()
+        args += (x, sr, st)
+        spec += (x.dtype, x.data_ptr() & 15, sr, st)
 
 
 def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
     """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
     cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
-    d = pb.p0
-    args = []
+    d = pb.p0                     # stands in for absent tensors (never read)
+    args, spec = [], [d.dtype, d.data_ptr() & 15]
     for x in (pb.p0, pb.p1, pb.term, pb.trunc, pb.nv, pb.x1, pb.x2, pb.g, pb.lam):
-        args.extend(_st(x, d))
-    args.append(pb.row0 if pb.row0 is not None else d)
-    args.append(pb.row1 if pb.row1 is not None else d)
-    args.extend(_st(out0, d))
-    args.extend(_st(out1 if out1 is not None else out0, d))
-    consts = dict(
-        EST=pb.est, REVERSE=pb.reverse, VNEXT=pb.vnext, RATIO=pb.ratio,
-        HAS_TERM=pb.term is not None, HAS_TRUNC=pb.trunc is not None,
-        GAMMA_T=pb.g is not None, LAMBDA_T=pb.lam is not None,
-        HAS_ROW0=pb.row0 is not None, HAS_ROW1=pb.row1 is not None,
-        PG_MIX=pb.pg_mix, STARTS_AT=pb.starts_at,
-        BLOCK_N=cfg["BLOCK_N"], BLOCK_T=cfg["BLOCK_T"], num_warps=cfg.get("num_warps", 4),
-        num_stages=cfg.get("num_stages", 1),
-    )
-    scalars = (float(pb.gamma), float(pb.lmbda), float(pb.rho_bar), float(pb.c_bar),
-               float(pb.pg_rho_bar))
+        _strided(args, spec, x, d)
+    for x in (pb.row0, pb.row1):
+        args.append(d if x is None else x)
+        spec += (None,) if x is None else (x.dtype, x.data_ptr() & 15)
+    _strided(args, spec, out0, d)
+    _strided(args, spec, out1 if out1 is not None else out0, d)
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
     row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
+    strategy = cfg.get("strategy", "row_block")
     per_span = cfg.get("CHUNKS_PER_SPAN") or n_chunks
-    if cfg.get("strategy", "row_block") == "row_block" or per_span >= n_chunks:
-        fused_scan_kernel[(row_progs, 1)](*args, d, d, d, 1, pb.N, pb.T, n_chunks, *scalars,
-                                          PHASE=0, **consts)
+    if strategy == "row_block" or per_span >= n_chunks:
+        strategy, per_span, K = "row_block", n_chunks, 1
+    else:
+        K = _cdiv(n_chunks, per_span)
+    consts = (pb.est, pb.reverse, pb.vnext, pb.ratio, pb.term is not None,
+              pb.trunc is not None, pb.g is not None, pb.lam is not None, pb.row0 is not None,
+              pb.row1 is not None, pb.pg_mix, pb.starts_at)
+    tail = [pb.N, pb.T, per_span, float(pb.gamma), float(pb.lmbda), float(pb.rho_bar),
+            float(pb.c_bar), float(pb.pg_rho_bar)]
+    options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1))
+    block = (cfg["BLOCK_N"], cfg["BLOCK_T"])
+    spec += (pb.N, pb.T, per_span, K)
+    if strategy == "row_block":
+        _run(fused_scan_kernel, (row_progs, 1), args + [d, d, d, 1] + tail,
+             consts + (0,) + block, options, spec)
+        return
+    if strategy == "lookback":
+        # one launch: every span publishes its summary and leaving value to an all-ones
+        # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
+        ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
+        _run(fused_scan_kernel, (row_progs, K), args + [ws[0], ws[1], d, K] + tail,
+             consts + (3,) + block, options, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span)
-    K = _cdiv(n_chunks, per_span)
-    wa = torch.empty((pb.N, K), dtype=torch.float32, device=d.device)
-    wb, wc = torch.empty_like(wa), torch.empty_like(wa)
-    fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
-                                      PHASE=1, **consts)
+    wa = torch.empty((3, pb.N, K), dtype=torch.float32, device=d.device)
+    ws = [wa[0], wa[1], wa[2], K]
+    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (1,) + block, options,
+         spec)
     init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
-    chunk_carry_kernel[(pb.N,)](wa, wb, wc, pb.row0 if init else wa, pb.N, K, HAS_INIT=init,
-                                BLOCK_K=min(_np2(K), 1024), num_warps=4)
-    fused_scan_kernel[(row_progs, K)](*args, wa, wb, wc, K, pb.N, pb.T, per_span, *scalars,
-                                      PHASE=2, **consts)
+    chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
+                                HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
+    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (2,) + block, options,
+         spec)
+
+
+_CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
+               "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "BLOCK_N",
+               "BLOCK_T")
+_compiled = {}   # (device, constexprs, options, argument specialisation) -> CompiledKernel
+
+
+def _run(kernel, grid, args, consts, options, spec) -> None:
+    """``kernel[grid](*args, **constexprs)``, the first time through Triton's JIT, after that
+    through the compiled kernel's launcher directly.
+
+    Why: Triton's per-call argument binding and specialisation cost ~30 us a launch of this
+    ~60-argument kernel on the H200's host (a whole GAE call: 78 us, of which launch 43 us;
+    2026-11-30). ``spec`` holds everything Triton specialises on (each pointer's dtype and
+    16-byte alignment, every integer argument's value), so one key is one Triton
+    specialisation; floats are always fp32. Triton's own path serves the interpreter, tuner
+    workers (they wrap the kernel) and Triton versions whose launcher we have not checked."""
+    if _DIRECT and type(kernel) is JITFunction and _no_launch_hooks():
+        dev = torch.cuda.current_device()
+        key = (dev, consts, options, *spec)
+        ck = _compiled.get(key)
+        if ck is not None:
+            ck.run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), ck.function,
+                   ck.packed_metadata, None, None, None, *args, *consts)
+            return
+        ck = kernel[grid](*args, **dict(zip(_CONSTEXPRS, consts)), num_warps=options[0],
+                          num_stages=options[1])
+        if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
+            _compiled.clear()
+        _compiled[key] = ck
+        return
+    kernel[grid](*args, **dict(zip(_CONSTEXPRS, consts)), num_warps=options[0],
+                 num_stages=options[1])
+
+
+def _no_launch_hooks() -> bool:
+    # profilers (proton) register launch hooks; then Triton's own path runs them
+    hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
+    return all(h is None or getattr(h, "calls", None) == [] for h in hooks)
+
+
+def _direct_launch_ok() -> bool:
+    """The compiled-kernel launcher is called as triton 3.6-3.9 call it (checked against both
+    sources), and the kernel's signature is what ``launch`` passes."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    try:
+        version = tuple(int(v) for v in triton.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    names = list(fused_scan_kernel.arg_names)
+    return (3, 6) <= version <= (3, 9) and names[-len(_CONSTEXPRS):] == list(_CONSTEXPRS) \
+        and len(names) == 47 + len(_CONSTEXPRS)
+
+
+_DIRECT = _direct_launch_ok()

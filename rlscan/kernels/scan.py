@@ -8,12 +8,14 @@ boundary side (t = T-1 for backward scans, t = 0 for forward ones). For every ch
 3. applies the carry entering the chunk, ``x = B + A * carry``, writes the outputs, and
 4. takes the value at the chunk's far end as the next carry (the single-pass form of §2.5).
 
-Scan order: position ``p`` of a chunk holds time ``t = hi - 1 - p`` (backward) or ``lo + p``
-(forward), so the element applied first, nearest the boundary value, is always the left
-operand. We do not use ``associative_scan(reverse=True)``: its operand order for
-non-commutative combines has differed between Triton versions (triton-lang/triton#4362).
+Scan order: a chunk is loaded in ascending time (contiguous, vectorised loads) and scanned
+toward the boundary: ``associative_scan(reverse=True)`` for backward scans, whose running
+suffix is the left operand on triton 3.6 (H200) and in the interpreter, so the element applied
+first, nearest the boundary value, is always the left operand of ``_combine``
+(tests/test_estimators.py pins this against the float64 reference on every backend).
 
-Lanes outside ``[0, T)`` or past the last row hold the identity ``(1, 0)`` (§2.4). Masking is by
+Lanes outside ``[0, T)`` or past the last row hold the identity ``(1, 0)`` (§2.4) and every
+load and store is masked, so pad lanes may carry out-of-range times. Masking is by
 selection (``tl.where``), never by multiplying with a 0/1 flag, so NaN or inf in ignored slots
 (successor values after a termination, bootstrap values at non-boot steps, padding) never
 reach an output (§1.5). Offsets are 64-bit, so tensors past 2**31 elements are safe.
@@ -79,14 +81,21 @@ def _ratio(X1, X2, o1, o2, s1, s2, t, m, RATIO: tl.constexpr):
 
 
 @triton.jit
-def _vnext(V, NV, LV, o_v, o_nv, o_n, m_n, s_v, s_nv, t, T, m, trunc, last, VNEXT: tl.constexpr):
-    """V(s'_t) for every lane; read only where the step is not terminated."""
+def _vnext(V, NV, LV, o_v, o_nv, o_n, m_n, s_v, s_nv, t, T, m, trunc, last, VNEXT: tl.constexpr,
+           BOOT_ONLY: tl.constexpr):
+    """V(s'_t) for every lane; read only where the step is not terminated. BOOT_ONLY: the
+    caller reads it only at bootstrap steps, so values[t+1] is never loaded (discounted returns
+    need no values; loading the absent tensor's stand-in cost 2x: 65536x128 fp32 73 us vs GAE's
+    47 on the H200)."""
     if VNEXT == 0:
         vn = tl.zeros(t.shape, tl.float32)
     elif VNEXT == 1:  # E1: dense next values
         vn = _load(NV, o_nv, t, s_nv, m, 0.0)
     else:             # E2: values[t+1], or a bootstrap at truncations and at t = T-1
-        v_succ = _load(V, o_v, t + 1, s_v, m & (t + 1 < T), 0.0)
+        if BOOT_ONLY:
+            v_succ = tl.zeros(t.shape, tl.float32)
+        else:
+            v_succ = _load(V, o_v, t + 1, s_v, m & (t + 1 < T), 0.0)
         if VNEXT == 2:
             boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0)
         elif VNEXT == 3:
@@ -96,6 +105,66 @@ def _vnext(V, NV, LV, o_v, o_nv, o_n, m_n, s_v, s_nv, t, T, m, trunc, last, VNEX
             boot_v = tl.zeros(t.shape, tl.float32)
         vn = tl.where(trunc | last, boot_v, v_succ)
     return vn
+
+
+@triton.jit
+def _pack(a, b):
+    # (a, b) as one int64 word, published with a single 64-bit store (look-back strategy). A
+    # NaN `a` is made canonical so that no published word equals the all-ones "not yet" mark.
+    a = tl.where(a != a, float("nan"), a)
+    lo = a.to(tl.int32, bitcast=True).to(tl.uint32, bitcast=True).to(tl.int64)
+    return lo | (b.to(tl.int32, bitcast=True).to(tl.int64) << 32)
+
+
+@triton.jit
+def _unpack(w):
+    return (w.to(tl.int32).to(tl.float32, bitcast=True),
+            (w >> 32).to(tl.int32).to(tl.float32, bitcast=True))
+
+
+@triton.jit
+def _lookback(AGG, INC, base, i_s, m_n, BLOCK_N: tl.constexpr, WINDOW: tl.constexpr):
+    """The value entering span ``i_s`` of each row, by decoupled look-back: spans publish their
+    summary (a, b) to AGG as soon as they have it, and the value leaving them to INC once they
+    know it; walk back over windows of WINDOW earlier spans, composing summaries, down to the
+    newest published leaving value. Both arrays start all-ones ("not yet").
+
+    Earlier spans have lower program ids (grid (row blocks, spans)), so they are resident or
+    done when this one runs and the spin ends; it is bounded anyway (never a hang: rows still
+    waiting after 2**22 rounds get NaN)."""
+    o_w = tl.arange(0, WINDOW)[None, :]                      # [1, W] oldest .. newest
+    j = tl.zeros([BLOCK_N], tl.int32) + i_s - 1               # newest span not yet composed
+    g_a = tl.full([BLOCK_N], 1.0, tl.float32)                 # composition of spans (j, i_s)
+    g_b = tl.zeros([BLOCK_N], tl.float32)
+    x_in = tl.zeros([BLOCK_N], tl.float32)
+    todo = m_n.to(tl.int32)
+    spins = tl.zeros([], tl.int32)
+    while (tl.max(todo, 0) > 0) & (spins < 4194304):
+        js = j[:, None] - (WINDOW - 1) + o_w                  # [BN, W]
+        ok = (todo[:, None] != 0) & (js >= 0)
+        agg = tl.load(AGG + base[:, None] + js, mask=ok, other=-1, volatile=True)
+        inc = tl.load(INC + base[:, None] + js, mask=ok, other=-1, volatile=True)
+        p_inc = tl.max(tl.where(inc != -1, o_w, -1), 1)       # newest leaving value, or -1
+        need = o_w > p_inc[:, None]                           # summaries to compose
+        ready = tl.min(tl.where(need & (agg == -1), 0, 1), 1) != 0
+        a_w, b_w = _unpack(agg)
+        a_w = tl.where(need, a_w, 1.0)
+        b_w = tl.where(need, b_w, 0.0)
+        s_a, s_b = tl.associative_scan((a_w, b_w), 1, _combine)
+        h_a = tl.sum(tl.where(o_w == WINDOW - 1, s_a, 0.0), 1)
+        h_b = tl.sum(tl.where(o_w == WINDOW - 1, s_b, 0.0), 1)
+        n_a, n_b = _combine(h_a, h_b, g_a, g_b)                # later spans apply last
+        x_p, _ = _unpack(tl.sum(tl.where(o_w == p_inc[:, None], inc, 0), 1))
+        step = (todo != 0) & ready
+        done = step & (p_inc >= 0)
+        x_in = tl.where(done, _apply(n_a, n_b, x_p), x_in)
+        more = step & (p_inc < 0)
+        g_a = tl.where(more, n_a, g_a)
+        g_b = tl.where(more, n_b, g_b)
+        j = tl.where(more, j - WINDOW, j)
+        todo = tl.where(done, 0, todo)
+        spins += 1
+    return tl.where(todo != 0, float("nan"), x_in)
 
 
 @triton.jit
@@ -113,7 +182,7 @@ def fused_scan_kernel(
     ROW0, ROW1,            # per-row: last_value | seed | init, and done_prev
     O0, o0r, o0t,          # first output
     O1, o1r, o1t,          # second output (GAE returns, V-trace pg advantages)
-    WA, WB, WC, K,         # chunked strategy: span summaries (a, b) and carries, [N, K] fp32
+    WA, WB, WC, K,         # span workspaces [N, K]: chunked (a, b, carry) fp32; look-back AGG, INC
     N, T, CHUNKS_PER_SPAN,
     gamma, lmbda, rho_bar, c_bar, pg_rho_bar,
     EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
@@ -122,147 +191,180 @@ def fused_scan_kernel(
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
-    """PHASE 0: row block, each program walks whole rows. Chunked strategy (§2.5) over K spans
-    of CHUNKS_PER_SPAN chunks per row, one program per (rows, span): PHASE 1 writes each span's
-    summary to (WA, WB), chunk_carry_kernel turns them into the carry entering each span (WC),
-    PHASE 2 recomputes the span with its carry and writes the outputs."""
+    """PHASE 0: row block, each program walks whole rows. The other phases split every row into
+    K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
+    chunked = PHASE 1 writes each span's summary to (WA, WB), chunk_carry_kernel turns them into
+    the value entering each span (WC), PHASE 2 recomputes the span from it and writes outputs;
+    PHASE 3 (look-back) does all of it in one launch: summary, publish, ``_lookback``, outputs
+    (its second pass over the span re-reads inputs the first pass just brought into cache)."""
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
     m_n = o_n < N
     r64 = o_n.to(tl.int64)[:, None]                         # [BN, 1]
-    o_p = tl.arange(0, BLOCK_T)[None, :]                    # [1, BT] scan positions
+    o_p = tl.arange(0, BLOCK_T)[None, :]                    # [1, BT] lanes, ascending time
+    # the lane a chunk ends on in scan order: its value is the carry into the next chunk
+    P_END: tl.constexpr = 0 if REVERSE else BLOCK_T - 1
+    # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
+    # spans are resident (H200, GAE 1x1048576, 1x1024 tiles: window 32 62 us, 256 24 us)
+    LB_WINDOW: tl.constexpr = BLOCK_T if BLOCK_T < 256 else 256
 
-    # (carry_a, carry): composition of everything scanned so far, applied to the value entering
-    # this program: x[T] = 0 (backward), the seed x[-1] (forward), or the span's carry
-    carry_a = tl.full([BLOCK_N], 1.0, tl.float32)
-    carry = tl.zeros([BLOCK_N], tl.float32)
-    if PHASE == 2:
-        carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
-    elif PHASE == 0 and HAS_ROW0:
+    # the value entering this program: x[T] = 0 (backward), the seed x[-1] (forward), or the
+    # span's carry (chunked, look-back)
+    init = tl.zeros([BLOCK_N], tl.float32)
+    if HAS_ROW0:
         if REVERSE == 0 or EST == 7:   # (backward estimators use ROW0 for last_value)
-            carry = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
+            init = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
     c_lo = i_s * CHUNKS_PER_SPAN
     c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, BLOCK_T))
-
-    for i_c in range(c_lo, c_hi):
-        if REVERSE:
-            t = T - 1 - i_c * BLOCK_T - o_p                     # [1, BT]
-        else:
-            t = i_c * BLOCK_T + o_p
-        m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
-        t = tl.where(m, t, 0)                                   # keep pad lanes in bounds
-        t = t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32)
-
-        if GAMMA_T:
-            g = _load(G, r64 * s7r, t, s7t, m, 1.0)
-        else:
-            g = tl.full([BLOCK_N, BLOCK_T], gamma, tl.float32)   # fp32 even if gamma came as fp64
-        if LAMBDA_T:
-            lam = _load(L, r64 * s8r, t, s8t, m, 1.0)
-        else:
-            lam = tl.full([BLOCK_N, BLOCK_T], lmbda, tl.float32)
-
-        if EST == 7:
-            # ---- generic linear recurrence, either direction: a and b given
-            a = _load(P0, r64 * s0r, t, s0t, m, 1.0)
-            b = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-        elif REVERSE:
-            # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
-            r = _load(P0, r64 * s0r, t, s0t, m, 0.0)
-            if HAS_TERM:
-                term = _load_flag(TERM, r64 * s2r, t, s2t, m)
-            else:
-                term = t < 0        # all false: pad lanes were clamped to t = 0
-            if HAS_TRUNC:
-                trunc = _load_flag(TRUNC, r64 * s3r, t, s3t, m)
-            else:
-                trunc = t < 0
-            last = t == T - 1
-            cut = term | trunc | last
-            boot = cut & (~term)
-            vn = _vnext(P1, NV, ROW0, r64 * s1r, r64 * s4r, o_n, m_n, s1t, s4t, t, T, m,
-                        trunc, last, VNEXT)
-            if EST == 0:    # discounted returns, §3.1
-                a = tl.where(cut, 0.0, g)
-                b = r + tl.where(boot, g * vn, 0.0)
-            elif EST == 1:  # GAE, §3.2
-                v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-                a = tl.where(cut, 0.0, g * lam)
-                b = r + tl.where(term, 0.0, g * vn) - v
-            elif EST == 2:  # TD(lambda) returns, §3.3
-                a = tl.where(cut, 0.0, g * lam)
-                b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
-            elif EST == 3:  # V-trace, §3.4: c at the element's own index t
-                v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-                ratio = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t, m, RATIO)
-                rho = _clip(ratio, rho_bar)
-                a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
-                b = rho * (r + tl.where(term, 0.0, g * vn) - v)
-            else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
-                q = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-                m_next = m & (t + 1 < T)
-                ratio_next = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t + 1, m_next,
-                                    RATIO)
-                # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
-                a = tl.where(cut, 0.0, g * lam * _clip(ratio_next, c_bar))
-                b = r + tl.where(term, 0.0, g * vn) - q
-        else:
-            # ---- forward scans: the reset lands on the first step of the new episode
-            b = _load(P0, r64 * s0r, t, s0t, m, 0.0)
-            if STARTS_AT:
-                reset = _load_flag(TERM, r64 * s2r, t, s2t, m)
-            else:
-                reset = _load_flag(TERM, r64 * s2r, t - 1, s2t, m & (t >= 1))
-                if HAS_ROW1:
-                    d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
-                    reset = reset | (d_prev[:, None] & (t == 0))
-            if EST == 5:    # eligibility traces, §3.6
-                a = tl.where(reset, 0.0, g * lam)
-            else:           # episodic prefix sum, §3.7
-                a = tl.where(reset, 0.0, 1.0)
-
-        # identity padding, then the scan with the one combine
-        a = tl.where(m, a, 1.0)
-        b = tl.where(m, b, 0.0)
-        s_a, s_b = tl.associative_scan((a, b), 1, _combine)
-        x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
-
-        if EST == 1:
-            y0 = x
-            y1 = x + v
-        elif EST == 3:
-            vs = v + x
-            # vs[t+1] is the exclusive scan value: the previous position, or the carry at p = 0
-            x_prev = tl.gather(x, tl.maximum(o_p - 1, 0) + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
-            x_prev = tl.where(o_p == 0, carry[:, None], x_prev)
-            v_succ = _load(P1, r64 * s1r, t + 1, s1t, m & (t + 1 < T), 0.0)
-            vs_next = v_succ + x_prev
-            if PG_MIX:
-                w = lam * vs_next + (1.0 - lam) * vn
-            else:
-                w = vs_next
-            w = tl.where(term, 0.0, tl.where(boot, vn, w))
-            y0 = vs
-            y1 = _clip(ratio, pg_rho_bar) * (r + g * w - v)
-        elif EST == 4:
-            y0 = q + x
-            y1 = x
-        else:
-            y0 = x
-            y1 = x
-        if PHASE != 1:
-            tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty), mask=m)
-            if EST == 1 or EST == 3:
-                tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t, y1.to(O1.dtype.element_ty),
-                         mask=m)
-        # the last scan position composes the whole chunk (pad lanes are identities)
-        carry = tl.sum(tl.where(o_p == BLOCK_T - 1, x, 0.0), axis=1)
-        if PHASE == 1:
-            carry_a = _compose_a(tl.sum(tl.where(o_p == BLOCK_T - 1, s_a, 0.0), axis=1), carry_a)
+    carry = init
     if PHASE == 1:
-        tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
-        tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
+        carry = tl.zeros([BLOCK_N], tl.float32)
+    elif PHASE == 2:
+        carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
+
+    for ph in tl.static_range(2 if PHASE == 3 else 1):
+        # SUMMARY: compose the span into (carry_a, carry) from the identity, write nothing
+        SUMMARY = PHASE == 1 or (PHASE == 3 and ph == 0)    # a constexpr
+        carry_a = tl.full([BLOCK_N], 1.0, tl.float32)
+        if PHASE == 3:
+            if ph == 0:
+                carry = tl.zeros([BLOCK_N], tl.float32)
+            else:
+                # publish the summary, find the value entering the span, publish the value
+                # leaving it
+                o_w = o_n.to(tl.int64) * K + i_s
+                if i_s == 0:
+                    x_in = init
+                else:
+                    tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
+                    x_in = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
+                x_out = _apply(span_a, span_b, x_in)
+                tl.store(WB + o_w, _pack(x_out, tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
+                carry = x_in
+
+        for i_c in range(c_lo, c_hi):
+            if REVERSE:
+                t = T - (i_c + 1) * BLOCK_T + o_p                   # [1, BT]
+            else:
+                t = i_c * BLOCK_T + o_p
+            m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
+            t = t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32)
+            no_flag = tl.zeros([BLOCK_N, BLOCK_T], tl.int1)
+
+            if GAMMA_T:
+                g = _load(G, r64 * s7r, t, s7t, m, 1.0)
+            else:
+                g = tl.full([BLOCK_N, BLOCK_T], gamma, tl.float32)   # fp32 even if gamma is fp64
+            if LAMBDA_T:
+                lam = _load(L, r64 * s8r, t, s8t, m, 1.0)
+            else:
+                lam = tl.full([BLOCK_N, BLOCK_T], lmbda, tl.float32)
+
+            if EST == 7:
+                # ---- generic linear recurrence, either direction: a and b given
+                a = _load(P0, r64 * s0r, t, s0t, m, 1.0)
+                b = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+            elif REVERSE:
+                # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
+                r = _load(P0, r64 * s0r, t, s0t, m, 0.0)
+                if HAS_TERM:
+                    term = _load_flag(TERM, r64 * s2r, t, s2t, m)
+                else:
+                    term = no_flag
+                if HAS_TRUNC:
+                    trunc = _load_flag(TRUNC, r64 * s3r, t, s3t, m)
+                else:
+                    trunc = no_flag
+                last = t == T - 1
+                cut = term | trunc | last
+                boot = cut & (~term)
+                vn = _vnext(P1, NV, ROW0, r64 * s1r, r64 * s4r, o_n, m_n, s1t, s4t, t, T, m,
+                            trunc, last, VNEXT, EST == 0)
+                if EST == 0:    # discounted returns, §3.1
+                    a = tl.where(cut, 0.0, g)
+                    b = r + tl.where(boot, g * vn, 0.0)
+                elif EST == 1:  # GAE, §3.2
+                    v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                    a = tl.where(cut, 0.0, g * lam)
+                    b = r + tl.where(term, 0.0, g * vn) - v
+                elif EST == 2:  # TD(lambda) returns, §3.3
+                    a = tl.where(cut, 0.0, g * lam)
+                    b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
+                elif EST == 3:  # V-trace, §3.4: c at the element's own index t
+                    v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                    ratio = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t, m, RATIO)
+                    rho = _clip(ratio, rho_bar)
+                    a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
+                    b = rho * (r + tl.where(term, 0.0, g * vn) - v)
+                else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
+                    q = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                    m_next = m & (t + 1 < T)
+                    ratio_next = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t + 1, m_next,
+                                        RATIO)
+                    # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
+                    a = tl.where(cut, 0.0, g * lam * _clip(ratio_next, c_bar))
+                    b = r + tl.where(term, 0.0, g * vn) - q
+            else:
+                # ---- forward scans: the reset lands on the first step of the new episode
+                b = _load(P0, r64 * s0r, t, s0t, m, 0.0)
+                if STARTS_AT:
+                    reset = _load_flag(TERM, r64 * s2r, t, s2t, m)
+                else:
+                    reset = _load_flag(TERM, r64 * s2r, t - 1, s2t, m & (t >= 1))
+                    if HAS_ROW1:
+                        d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
+                        reset = reset | (d_prev[:, None] & (t == 0))
+                if EST == 5:    # eligibility traces, §3.6
+                    a = tl.where(reset, 0.0, g * lam)
+                else:           # episodic prefix sum, §3.7
+                    a = tl.where(reset, 0.0, 1.0)
+
+            # identity padding, then the scan with the one combine, toward the boundary
+            a = tl.where(m, a, 1.0)
+            b = tl.where(m, b, 0.0)
+            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
+            x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
+
+            if not SUMMARY:
+                if EST == 1:
+                    y0 = x
+                    y1 = x + v
+                elif EST == 3:
+                    vs = v + x
+                    # vs[t+1]: the next lane's value, or the carry entering the chunk
+                    x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
+                                       + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
+                    x_next = tl.where(o_p == BLOCK_T - 1, carry[:, None], x_next)
+                    v_succ = _load(P1, r64 * s1r, t + 1, s1t, m & (t + 1 < T), 0.0)
+                    vs_next = v_succ + x_next
+                    if PG_MIX:
+                        w = lam * vs_next + (1.0 - lam) * vn
+                    else:
+                        w = vs_next
+                    w = tl.where(term, 0.0, tl.where(boot, vn, w))
+                    y0 = vs
+                    y1 = _clip(ratio, pg_rho_bar) * (r + g * w - v)
+                elif EST == 4:
+                    y0 = q + x
+                    y1 = x
+                else:
+                    y0 = x
+                    y1 = x
+                tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty),
+                         mask=m)
+                if EST == 1 or EST == 3:
+                    tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
+                             y1.to(O1.dtype.element_ty), mask=m)
+            # the chunk's end lane composes the whole chunk (pad lanes are identities)
+            carry = tl.sum(tl.where(o_p == P_END, x, 0.0), axis=1)
+            if SUMMARY:
+                carry_a = _compose_a(tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1), carry_a)
+        span_a = carry_a
+        span_b = carry
+    if PHASE == 1:
+        tl.store(WA + o_n.to(tl.int64) * K + i_s, span_a, mask=m_n)
+        tl.store(WB + o_n.to(tl.int64) * K + i_s, span_b, mask=m_n)
 
 
 @triton.jit
