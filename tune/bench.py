@@ -221,6 +221,7 @@ def main(argv=None):
     rows = []
     todo = [(e, n, t, d, l) for d in args.dtypes.split(",") for l in args.layouts.split(",")
             for n, t in shapes for e in ests]
+    os.makedirs(args.out, exist_ok=True)
     for i, (e, n, t, d, l) in enumerate(todo):
         r = bench_cell(e, n, t, d, l, base if e in base_ests else [], bw, args.sets)
         rows.append(r)
@@ -228,10 +229,10 @@ def main(argv=None):
         print(f"[{i + 1}/{len(todo)}] {e:18s} {n:>6d}x{t:<7d} {d:8s} {l:10s} device "
               f"{r['device_us']:8.1f} floor {r['floor_us']:7.1f} ({r['device_over_floor']:5.2f}x)"
               f" loop {r['loop_us']:6.1f} full {r['full_us']:6.1f}{extra}", flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump({"meta": meta, "results": rows}, f, indent=1)
-    write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
+        # rewritten after every cell: a run cut short keeps what it measured
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump({"meta": meta, "results": rows}, f, indent=1)
+        write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
     try:
         plot(rows, os.path.join(args.out, "bench.png"))
     except ImportError:
