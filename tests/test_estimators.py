@@ -166,6 +166,30 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est):
     assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
+def test_cached_launch_respecialises_for_misaligned_and_strided_views(est):
+    """The launcher reuses a compiled kernel by Triton's specialisation key (launch._run): after
+    an aligned, contiguous call, views that start 4 bytes off alignment and have an odd row
+    stride must get their own kernel and still match the reference."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    kw, rk = make(est, (6, 48), seed=5)
+    expected = reference(est, rk)
+    assert_matches(call(est, kw, "cuda"), expected, T=48, scale=scale_of(est, rk))
+
+    def shifted(x):
+        if not isinstance(x, torch.Tensor) or x.dim() != 2:
+            return x.cuda() if isinstance(x, torch.Tensor) else x
+        big = torch.zeros(x.shape[0], x.shape[1] + 1, dtype=x.dtype, device="cuda")
+        big[:, 1:] = x.cuda()
+        return big[:, 1:]                       # data_ptr 4 bytes past alignment, stride 49
+    views = {k: shifted(v) for k, v in kw.items()}
+    primary = views["inputs" if "inputs" in views else "rewards"]
+    assert primary.data_ptr() % 16 != 0 and primary.stride(0) == 49
+    assert_matches(call(est, views), expected, T=48, scale=scale_of(est, rk))
+
+
 @pytest.mark.parametrize("strategy", ["default", "chunked", "lookback"])
 def test_linear_scan_generic_recurrence_both_directions(backend, device, strategy):
     gen = torch.Generator().manual_seed(3)
