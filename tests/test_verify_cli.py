@@ -92,11 +92,38 @@ def test_seed_makes_the_search_reproducible(capsys):
     (["--impl", "rlscan.verify.adapters:with_rlscan_signature"], "which estimator"),
     (["--impl", "no_such_module_xyz:f"], "No module named"),
     (["--property", "no_such_property"], "unknown property"),
+    (["--jobs", "0"], "--jobs must be >= 1"),
 ])
 def test_usage_errors_exit_2_with_a_message(capsys, args, message):
     code, out = run(capsys, *args, "--backend", "torch")
     assert code == 2
     assert message in out
+
+
+def test_jobs_runs_the_same_plan_in_worker_processes(capsys):
+    """--jobs N: the same property runs and the same table as one process (the ci profile is
+    derandomized, so the examples are the same too); progress lines come as runs end."""
+    args = ("--estimator", "discounted_returns", "--examples", "4", "--backend", "torch",
+            "--profile", "ci")
+    table = lambda out: out.split("\nestimator", 1)[1].rsplit("\n", 2)[0]  # noqa: E731
+    progress = lambda out: sorted(  # noqa: E731
+        " ".join(line.split("]", 1)[1].split()[:3]) for line in out.splitlines()
+        if line.startswith("["))
+    code1, serial = run(capsys, *args)
+    code2, parallel = run(capsys, *args, "--jobs", "2")
+    assert code1 == code2 == 0, parallel
+    assert table(serial) == table(parallel)
+    assert progress(serial) == progress(parallel)
+
+
+def test_jobs_reports_failures_with_their_reproducers(capsys):
+    code, out = run(capsys, "--impl", "rlscan.verify.mutants:linear_scan_swapped_combine",
+                    "--property", "matches_reference", "--property", "done_severs_dependence",
+                    "--profile", "ci", "--jobs", "2")
+    assert code == 1
+    assert "==== FAILURE: linear_scan / matches_reference" in out
+    assert "==== FAILURE: linear_scan / done_severs_dependence" in out
+    assert out.count("---- reproducer (shrunk example)") == 2
 
 
 def test_list_names_every_property(capsys):

@@ -3,6 +3,7 @@
     rlscan-verify                                   # rlscan itself, every estimator and property
     rlscan-verify --estimator gae --profile dev     # one estimator, more examples
     rlscan-verify --impl mylib.ops:gae              # any function with rlscan's gae signature
+    rlscan-verify --profile thorough --jobs 16      # property runs spread over 16 processes
 
 Runs on CUDA if present, else rlscan's Triton kernels in the interpreter on CPU (``--backend``
 overrides). Prints one progress line per property, copy-paste reproducers of the shrunk failing
@@ -45,6 +46,10 @@ def parse_args(argv):
                    help="scan strategy of the implementation, for the error bound (default: "
                         "rlscan's own for rlscan, sequential — the worst case — for --impl)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failure")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="run the property runs in N worker processes (default 1). The float64 "
+                        "references and bounds run on the CPU, sequentially over time: on a GPU "
+                        "host the thorough profile is CPU-bound, ~600 s an estimator")
     p.add_argument("--list", action="store_true", help="list the properties and exit")
     return p.parse_args(argv)
 
@@ -101,6 +106,54 @@ def table(outcomes) -> str:
     return "\n".join([fmt(head), rule] + [fmt(r) for r in rows])
 
 
+def _run_one(args, backend, profile, est, prop_name, n):
+    """One property run in a worker process (spawned: the backend is chosen before rlscan's
+    kernels are defined there)."""
+    backends.activate(backend)
+    profiles.load(profile)
+    from . import runner
+    from .properties import PROPERTIES
+    from .targets import load_target
+    est_hint = args.estimator[0] if args.impl and args.estimator else None
+    target = load_target(args.impl, backend, est_hint, args.depth_model)
+    return runner.run_property(target, est, PROPERTIES[prop_name], profile=profile,
+                               max_examples=n, seed=args.seed)
+
+
+def _run_parallel(args, runs, profile, backend, progress):
+    """The property runs over ``args.jobs`` processes; a progress line as each one ends, the
+    outcomes in plan order. Each worker gets an equal share of the CPU threads."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+    threads = max(1, (os.cpu_count() or 1) // args.jobs)
+    env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    outcomes = [None] * len(runs)
+    try:
+        with cf.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) \
+                as pool:
+            futures = {pool.submit(_run_one, args, backend, profile, est, prop.name, n): i
+                       for i, (est, prop, n) in enumerate(runs)}
+            for fut in cf.as_completed(futures):
+                i = futures[fut]
+                est, prop, n = runs[i]
+                o = outcomes[i] = fut.result()
+                progress.start(est, prop.name, n)
+                progress.finish(o)
+                if args.fail_fast and o.failed:
+                    for f in futures:
+                        f.cancel()
+                    break
+    finally:
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return [o for o in outcomes if o is not None]
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     out = sys.stdout
@@ -132,18 +185,25 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.properties or p.name in args.properties]
     out.write(f"rlscan-verify: {target.name} on {backend} ({target.device}), profile {profile}, "
               f"depth model {target.depth_model}, {len(plan)} property runs\n")
+    if args.jobs < 1:
+        out.write("rlscan-verify: --jobs must be >= 1\n")
+        return 2
     progress = Progress(out, len(plan))
-    outcomes = []
     start = time.perf_counter()
-    for est, prop in plan:
-        n = profiles.examples(profile, prop.weight, args.examples)
-        progress.start(est, prop.name, n)
-        o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
-                                seed=args.seed, on_example=progress.example)
-        progress.finish(o)
-        outcomes.append(o)
-        if args.fail_fast and o.failed:
-            break
+    runs = [(est, prop, profiles.examples(profile, prop.weight, args.examples))
+            for est, prop in plan]
+    if args.jobs > 1 and len(runs) > 1:
+        outcomes = _run_parallel(args, runs, profile, backend, progress)
+    else:
+        outcomes = []
+        for est, prop, n in runs:
+            progress.start(est, prop.name, n)
+            o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
+                                    seed=args.seed, on_example=progress.example)
+            progress.finish(o)
+            outcomes.append(o)
+            if args.fail_fast and o.failed:
+                break
     for o in outcomes:
         if o.failure is not None:
             tag = "known rlscan bug" if o.status == "known bug" else "FAILURE"
