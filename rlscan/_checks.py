@@ -10,6 +10,7 @@ REAL_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 FLAG_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                torch.float16, torch.bfloat16, torch.float32, torch.float64)
 OUT_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+_ALLOWED = {"real": frozenset(REAL_DTYPES), "flag": frozenset(FLAG_DTYPES)}   # O(1) membership
 
 
 def _names(dtypes) -> str:
@@ -21,12 +22,12 @@ def tensor(name: str, x, *, kind: str, shape: Optional[Sequence[int]] = None,
     """A real-valued (``kind="real"``) or flag (``kind="flag"``) tensor of a given shape and device."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    allowed = REAL_DTYPES if kind == "real" else FLAG_DTYPES
-    if x.dtype not in allowed:
+    if x.dtype not in _ALLOWED[kind]:
+        allowed = REAL_DTYPES if kind == "real" else FLAG_DTYPES
         hint = " (rlscan computes in float32; cast float64 inputs with .float())" \
             if x.dtype == torch.float64 else ""
         raise TypeError(f"{name} has dtype {x.dtype}; expected one of {_names(allowed)}{hint}")
-    if shape is not None and tuple(x.shape) != tuple(shape):
+    if shape is not None and x.shape != shape:
         raise ValueError(f"{name} has shape {tuple(x.shape)}; expected {what} {tuple(shape)}")
     if device is not None and x.device != device:
         raise ValueError(f"{name} is on {x.device}; expected {device} like the other inputs")

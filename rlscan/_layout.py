@@ -98,7 +98,7 @@ def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
         return [o for o, _ in outs]
     fields = {}
     for k, v in pb_fields.items():
-        if isinstance(v, torch.Tensor):
+        if v is not None and isinstance(v, torch.Tensor):
             v = v.reshape(lay.N).contiguous() if k in ("row0", "row1") else lay.rows(v)
         fields[k] = v
     pb = P.Problem(N=lay.N, T=lay.T, **fields)
