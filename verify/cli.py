@@ -170,6 +170,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             doc = " ".join((p.doc or "").split())
             out.write(f"{p.name:<40} {', '.join(sorted(p.estimators))}\n    {doc}\n")
         return 0
+    if args.jobs < 1:
+        out.write("rlscan-verify: --jobs must be >= 1\n")
+        return 2
     unknown = set(args.properties or ()) - set(PROPERTIES)
     if unknown:
         out.write(f"rlscan-verify: unknown property {', '.join(sorted(unknown))} (see --list)\n")
@@ -185,9 +188,6 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.properties or p.name in args.properties]
     out.write(f"rlscan-verify: {target.name} on {backend} ({target.device}), profile {profile}, "
               f"depth model {target.depth_model}, {len(plan)} property runs\n")
-    if args.jobs < 1:
-        out.write("rlscan-verify: --jobs must be >= 1\n")
-        return 2
     progress = Progress(out, len(plan))
     start = time.perf_counter()
     runs = [(est, prop, profiles.examples(profile, prop.weight, args.examples))

@@ -33,7 +33,8 @@ NUM_STAGES = (1, 2, 3)
 # with 1 stage), 64-step chunks and 8x64 tiles (up to 3x slower everywhere). Once the kernel's
 # loads became contiguous (ascending time, reverse scan), wide tiles joined (GAE fp32, H200:
 # 512x4096 1x2048/w8 16.5 us, 1x512/w4 20.4, chunked 24.4; 1024x8192 1x512/w4 56.6, chunked
-# 85.2, 128-step walks 242) and 4x128/w4, 2x256/w4 left (within 3% of 2x128/w2, never ahead).
+# 85.2, 128-step walks 242); 4x128/w4 left (within 3% of 2x128/w2 on 6 cells, never ahead) and
+# 2x256/w4 with it, unmeasured, to keep the sweep short.
 # Kept small on purpose: every candidate costs a compile and ~0.09 s of timing per bucket, and
 # the default sweep (512 buckets) must finish in 10 minutes.
 _ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (1, 256, 2), (1, 512, 4), (1, 1024, 4),
