@@ -615,3 +615,26 @@ def test_rlscan_tune_quick_on_the_gpu(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout.strip()
     assert out == f"overlay:{path}"
+
+
+def _compare_configs_module():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_configs.py"
+    spec = importlib.util.spec_from_file_location("compare_configs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_compare_configs_parses_config_names_into_validated_configs():
+    import argparse
+    parse = _compare_configs_module().parse_config
+    assert parse("heuristic") is None
+    assert parse("chunked:1x1024:w4:c1") == {"strategy": "chunked", "BLOCK_N": 1,
+                                             "BLOCK_T": 1024, "num_warps": 4, "num_stages": 1,
+                                             "CHUNKS_PER_SPAN": 1}
+    assert parse("row_block:2x128:w2")["BLOCK_N"] == 2
+    for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(bad)
