@@ -39,9 +39,9 @@ def activate(backend: str) -> torch.device:
 
 
 @contextlib.contextmanager
-def preserved_environment():
-    """Restore RLSCAN_INTERPRET and TRITON_INTERPRET afterwards (tests switch backends)."""
-    keys = ("RLSCAN_INTERPRET", "TRITON_INTERPRET")
+def preserved_environment(keys=("RLSCAN_INTERPRET", "TRITON_INTERPRET")):
+    """Restore these environment variables afterwards (by default the backend switches,
+    which tests change)."""
     saved = {k: os.environ.get(k) for k in keys}
     try:
         yield

@@ -127,10 +127,9 @@ def _run_parallel(args, runs, profile, backend, progress):
     import multiprocessing
     import os
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
-    env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     outcomes = [None] * len(runs)
-    try:
+    with backends.preserved_environment(("OMP_NUM_THREADS", "MKL_NUM_THREADS")):
+        os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         with cf.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) \
                 as pool:
             futures = {pool.submit(_run_one, args, backend, profile, est, prop.name, n): i
@@ -145,12 +144,6 @@ def _run_parallel(args, runs, profile, backend, progress):
                     for f in futures:
                         f.cancel()
                     break
-    finally:
-        for k, v in env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return [o for o in outcomes if o is not None]
 
 
