@@ -73,6 +73,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
+# Each chunked fix-up program folds up to K earlier span summaries from L2, FOLD (at most
+# _FOLD_WIDTH, and at most 2048 summaries per tile) per dependent step; beyond two steps the
+# separate carry pass (a third launch) is used instead.
+_FOLD_WIDTH, _FOLD_MAX_STEPS = 1024, 2
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -127,30 +131,34 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
         _run(fused_scan_kernel, (row_progs, 1), args + [d, d, d, 1] + tail,
-             consts + (0,) + block, options, spec)
+             consts + (0, 0) + block, options, spec)
         return
     if strategy == "lookback":
         # one launch: every span publishes its summary and leaving value to an all-ones
         # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
         ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
         _run(fused_scan_kernel, (row_progs, K), args + [ws[0], ws[1], d, K] + tail,
-             consts + (3,) + block, options, spec)
+             consts + (3, 0) + block, options, spec)
         return
-    # chunked: spans of per_span chunks, one program per (row block, span)
-    wa = torch.empty((3, pb.N, K), dtype=torch.float32, device=d.device)
-    ws = [wa[0], wa[1], wa[2], K]
-    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (1,) + block, options,
+    # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
+    # folds the earlier spans' summaries itself when that takes at most two FOLD-wide steps
+    fold = min(_np2(K), _FOLD_WIDTH, max(16, 2048 // cfg["BLOCK_N"]))
+    fold = fold if K <= _FOLD_MAX_STEPS * fold else 0
+    wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
+    ws = [wa[0], wa[1], wa[-1], K]
+    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (1, 0) + block, options,
          spec)
-    init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
-    chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
-                                HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
-    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (2,) + block, options,
-         spec)
+    if fold == 0:
+        init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
+        chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
+                                    HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
+    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (2, fold) + block,
+         options, spec)
 
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
-               "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "BLOCK_N",
-               "BLOCK_T")
+               "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
+               "BLOCK_N", "BLOCK_T")
 _compiled = {}   # (device, constexprs, options, argument specialisation) -> CompiledKernel
 
 

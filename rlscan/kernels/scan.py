@@ -168,6 +168,23 @@ def _lookback(AGG, INC, base, i_s, m_n, BLOCK_N: tl.constexpr, WINDOW: tl.conste
 
 
 @triton.jit
+def _fold_spans(WA, WB, base, n, m_n, x, FOLD: tl.constexpr):
+    """``x`` carried through spans 0 .. n-1 of each row (summaries (WA, WB) in scan order),
+    FOLD summaries per associative scan: the fix-up pass finding its own carry."""
+    o_k = tl.arange(0, FOLD)[None, :]                         # [1, FOLD]
+    for k0 in range(0, n, FOLD):
+        ok = m_n[:, None] & (k0 + o_k < n)
+        a = tl.load(WA + base[:, None] + k0 + o_k, mask=ok, other=1.0)
+        b = tl.load(WB + base[:, None] + k0 + o_k, mask=ok, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 1, _combine)
+        # the last lane composes the whole block (pad lanes are identities)
+        h_a = tl.sum(tl.where(o_k == FOLD - 1, s_a, 0.0), 1)
+        h_b = tl.sum(tl.where(o_k == FOLD - 1, s_b, 0.0), 1)
+        x = _apply(h_a, h_b, x)
+    return x
+
+
+@triton.jit
 def fused_scan_kernel(
     # per-step inputs [N, T] with (row stride, time stride); unused ones are dummies
     P0, s0r, s0t,          # rewards | inputs z | a (linear)
@@ -188,13 +205,15 @@ def fused_scan_kernel(
     EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
-    PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr,
+    PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
-    chunked = PHASE 1 writes each span's summary to (WA, WB), chunk_carry_kernel turns them into
-    the value entering each span (WC), PHASE 2 recomputes the span from it and writes outputs;
+    chunked = PHASE 1 writes each span's summary to (WA, WB), PHASE 2 recomputes the span from
+    the value entering it and writes outputs. That value comes from chunk_carry_kernel (WC) when
+    FOLD = 0, else PHASE 2 folds the earlier spans' summaries itself, FOLD at a time (two
+    launches instead of three);
     PHASE 3 (look-back) does all of it in one launch: summary, publish, ``_lookback``, outputs
     (its second pass over the span re-reads inputs the first pass just brought into cache)."""
     i_n = tl.program_id(0)
@@ -221,7 +240,10 @@ def fused_scan_kernel(
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
     elif PHASE == 2:
-        carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
+        if FOLD == 0:
+            carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
+        else:
+            carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
 
     for ph in tl.static_range(2 if PHASE == 3 else 1):
         # SUMMARY: compose the span into (carry_a, carry) from the identity, write nothing
