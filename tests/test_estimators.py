@@ -153,24 +153,37 @@ def test_chunk_edges_do_not_change_results(backend, device, est, strategy, block
     assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
 
 
-@pytest.mark.parametrize("carry", ["fold_in_one_step", "fold_in_five_steps", "carry_pass"])
+@pytest.mark.parametrize("carry", ["fold", "carry_pass"])
 @pytest.mark.parametrize("est", ["gae", "lambda_returns", "retrace", "eligibility_traces"])
 def test_chunked_carry_by_fold_or_carry_pass_matches_reference(backend, device, est, carry,
                                                                 monkeypatch):
     """71 spans per row. The chunked fix-up pass finds the value entering its span by folding
-    the earlier spans' summaries itself (one 128-wide step, or five 16-wide ones), or, when
-    that would take too many steps, from the separate carry pass (three launches)."""
+    the earlier spans' summaries itself (two launches), or, when they would not fit one small
+    tile, from the separate carry pass (three launches)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     from rlscan.kernels import launch
-    width, steps = {"fold_in_one_step": (1024, 2), "fold_in_five_steps": (16, 8),
-                    "carry_pass": (16, 2)}[carry]
-    monkeypatch.setattr(launch, "_FOLD_WIDTH", width)
-    monkeypatch.setattr(launch, "_FOLD_MAX_STEPS", steps)
+    if carry == "carry_pass":
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
     shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=13)
     with force_config(strategy="chunked", BLOCK_N=2, BLOCK_T=16, num_warps=1,
                       CHUNKS_PER_SPAN=1):
+        out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+
+
+@pytest.mark.parametrize("est", ["gae", "vtrace", "retrace", "episodic_cumsum"])
+def test_walking_chunks_without_prefetch_matches_reference(backend, device, est, monkeypatch):
+    """Programs walking several chunks normally issue the next chunk's loads one chunk ahead
+    (launch._PREFETCH); the plain walk, kept for measurements, gives the same results."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    from rlscan.kernels import launch
+    monkeypatch.setattr(launch, "_PREFETCH", False)
+    shape = (5, 3 * 16 + 1)
+    kw, rk = make(est, shape, seed=17)
+    with force_config(strategy="row_block", BLOCK_N=2, BLOCK_T=16, num_warps=1):
         out = call(est, kw, device)
     assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
 

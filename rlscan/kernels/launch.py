@@ -73,10 +73,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
-# Each chunked fix-up program folds up to K earlier span summaries from L2, FOLD (at most
-# _FOLD_WIDTH, and at most 2048 summaries per tile) per dependent step; beyond two steps the
-# separate carry pass (a third launch) is used instead.
-_FOLD_WIDTH, _FOLD_MAX_STEPS = 1024, 2
+# A chunked fix-up program folds the K earlier span summaries itself (one scan over a
+# [BLOCK_N, next_pow2(K)] tile read from L2) when that is at most _FOLD_PER_THREAD values a
+# thread, else a carry pass runs in between (three launches). H200, GAE fp32: 1x1048576 with
+# 1x1024/w4 spans (8 a thread) 14.8 us folded vs 15.7; 8x65536 1x512/w4 9.3 vs 10.2; 16 or 32 a
+# thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
+_FOLD_PER_THREAD = 8
+# Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
+# 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
+_PREFETCH = True
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -89,30 +94,40 @@ def _np2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def _strided(args: list, spec: list, x: Optional[torch.Tensor], dummy: torch.Tensor) -> None:
-    # (pointer, row stride, time stride) of a 2-D [N, T] view, or a dummy for an absent input;
-    # ``spec`` gets what Triton specialises the three on
-    if x is None:
-        args += (dummy, 0, 0)
-        spec.append(None)
-    else:
-        sr, st = x.stride()
-        args += (x, sr, st)
-        spec += (x.dtype, x.data_ptr() & 15, sr, st)
+def _workspace(args: list, objs: list, ws, K: int, tail: list):
+    # the full argument list (and tensor positions): inputs, workspaces WA, WB, WC, K, the rest
+    n = len(args)
+    return (args + [w.data_ptr() for w in ws] + [K] + tail,
+            objs + [(n + i, w) for i, w in enumerate(ws)])
 
 
 def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
     """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
     cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     d = pb.p0                     # stands in for absent tensors (never read)
-    args, spec = [], [d.dtype, d.data_ptr() & 15]
-    for x in (pb.p0, pb.p1, pb.term, pb.trunc, pb.nv, pb.x1, pb.x2, pb.g, pb.lam):
-        _strided(args, spec, x, d)
-    for x in (pb.row0, pb.row1):
-        args.append(d if x is None else x)
-        spec += (None,) if x is None else (x.dtype, x.data_ptr() & 15)
-    _strided(args, spec, out0, d)
-    _strided(args, spec, out1 if out1 is not None else out0, d)
+    # Addresses go in as ints: Triton's launcher then skips a data_ptr() call and a driver
+    # pointer query per argument. ``objs`` keeps (position, tensor) for Triton's JIT path;
+    # ``spec`` gets what Triton specialises on (dtype, 16-byte alignment, strides). An absent
+    # input is a dummy (p0, never read) with zero strides.
+    dp = d.data_ptr()
+    args, objs, spec = [], [], []
+    for x, strided in ((pb.p0, 1), (pb.p1, 1), (pb.term, 1), (pb.trunc, 1), (pb.nv, 1),
+                       (pb.x1, 1), (pb.x2, 1), (pb.g, 1), (pb.lam, 1), (pb.row0, 0),
+                       (pb.row1, 0), (out0, 1), (out0 if out1 is None else out1, 1)):
+        if x is None:
+            objs.append((len(args), d))
+            args += (dp, 0, 0) if strided else (dp,)
+            spec.append(None)
+            continue
+        objs.append((len(args), x))
+        ptr = x.data_ptr()
+        spec += (x.dtype, ptr & 15)
+        if strided:
+            sr, st = x.stride()
+            args += (ptr, sr, st)
+            spec += (sr, st)
+        else:
+            args.append(ptr)
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
     row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
     strategy = cfg.get("strategy", "row_block")
@@ -127,44 +142,45 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     tail = [pb.N, pb.T, per_span, float(pb.gamma), float(pb.lmbda), float(pb.rho_bar),
             float(pb.c_bar), float(pb.pg_rho_bar)]
     options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1))
-    block = (cfg["BLOCK_N"], cfg["BLOCK_T"])
+    # programs that walk several chunks issue each chunk's loads one chunk ahead
+    block = (int(_PREFETCH and per_span > 1), cfg["BLOCK_N"], cfg["BLOCK_T"])
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
-        _run(fused_scan_kernel, (row_progs, 1), args + [d, d, d, 1] + tail,
+        _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
              consts + (0, 0) + block, options, spec)
         return
     if strategy == "lookback":
         # one launch: every span publishes its summary and leaving value to an all-ones
         # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
         ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
-        _run(fused_scan_kernel, (row_progs, K), args + [ws[0], ws[1], d, K] + tail,
+        _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws[0], ws[1], d), K,
+                                                            tail),
              consts + (3, 0) + block, options, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
-    # folds the earlier spans' summaries itself when that takes at most two FOLD-wide steps
-    fold = min(_np2(K), _FOLD_WIDTH, max(16, 2048 // cfg["BLOCK_N"]))
-    fold = fold if K <= _FOLD_MAX_STEPS * fold else 0
+    # folds the earlier spans' summaries itself when they fit one small tile
+    fold = _np2(K)
+    fold = fold if cfg["BLOCK_N"] * fold <= _FOLD_PER_THREAD * 32 * options[0] else 0
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
-    ws = [wa[0], wa[1], wa[-1], K]
-    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (1, 0) + block, options,
-         spec)
+    ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
+    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0) + block, options, spec)
     if fold == 0:
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
         chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
                                     HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
-    _run(fused_scan_kernel, (row_progs, K), args + ws + tail, consts + (2, fold) + block,
-         options, spec)
+    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold) + block, options, spec)
 
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
-               "BLOCK_N", "BLOCK_T")
+               "PREFETCH", "BLOCK_N", "BLOCK_T")
 _compiled = {}   # (device, constexprs, options, argument specialisation) -> CompiledKernel
 
 
-def _run(kernel, grid, args, consts, options, spec) -> None:
-    """``kernel[grid](*args, **constexprs)``, the first time through Triton's JIT, after that
-    through the compiled kernel's launcher directly.
+def _run(kernel, grid, args, objs, consts, options, spec) -> None:
+    """``kernel[grid](*args, **constexprs)``, the first time through Triton's JIT (with the
+    tensors ``objs`` (position, tensor) in place of their addresses), after that through the
+    compiled kernel's launcher directly.
 
     Why: Triton's per-call argument binding and specialisation cost ~30 us a launch of this
     ~60-argument kernel on the H200's host (a whole GAE call: 78 us, of which launch 43 us;
@@ -180,14 +196,22 @@ def _run(kernel, grid, args, consts, options, spec) -> None:
             ck.run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), ck.function,
                    ck.packed_metadata, None, None, None, *args, *consts)
             return
-        ck = kernel[grid](*args, **dict(zip(_CONSTEXPRS, consts)), num_warps=options[0],
-                          num_stages=options[1])
+        ck = kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
+                          num_warps=options[0], num_stages=options[1])
         if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
             _compiled.clear()
         _compiled[key] = ck
         return
-    kernel[grid](*args, **dict(zip(_CONSTEXPRS, consts)), num_warps=options[0],
-                 num_stages=options[1])
+    kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
+                 num_warps=options[0], num_stages=options[1])
+
+
+def _tensors(args: list, objs: list) -> list:
+    # Triton's own path specialises on (and checks) tensors, not addresses
+    args = list(args)
+    for i, x in objs:
+        args[i] = x
+    return args
 
 
 def _no_launch_hooks() -> bool:

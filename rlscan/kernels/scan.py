@@ -70,37 +70,104 @@ def _clip(ratio, thr):
 
 
 @triton.jit
-def _ratio(X1, X2, o1, o2, s1, s2, t, m, RATIO: tl.constexpr):
+def _ratio(x1, x2, RATIO: tl.constexpr):
+    # the importance ratio from its raw sources (masked lanes hold 0 or 1: ratio 1)
     if RATIO == 0:    # log_ratio
-        r = tl.exp(_load(X1, o1, t, s1, m, 0.0))
+        r = tl.exp(x1)
     elif RATIO == 1:  # target and behaviour log-probabilities
-        r = tl.exp(_load(X1, o1, t, s1, m, 0.0) - _load(X2, o2, t, s2, m, 0.0))
+        r = tl.exp(x1 - x2)
     else:             # target and behaviour probabilities of the taken action
-        r = _load(X1, o1, t, s1, m, 1.0) / _load(X2, o2, t, s2, m, 1.0)
+        r = x1 / x2
     return r
 
 
 @triton.jit
-def _vnext(V, NV, LV, o_v, o_nv, o_n, m_n, s_v, s_nv, t, T, m, trunc, last, VNEXT: tl.constexpr,
-           BOOT_ONLY: tl.constexpr):
-    """V(s'_t) for every lane; read only where the step is not terminated. BOOT_ONLY: the
-    caller reads it only at bootstrap steps, so values[t+1] is never loaded (discounted returns
-    need no values; loading the absent tensor's stand-in cost 2x: 65536x128 fp32 73 us vs GAE's
-    47 on the H200)."""
+def _tile(i_c, T, o_p, m_n, REVERSE: tl.constexpr, BLOCK_N: tl.constexpr,
+          BLOCK_T: tl.constexpr):
+    # times [BN, BT] and mask of chunk i_c, counted from the boundary, lanes in ascending time
+    if REVERSE:
+        t = T - (i_c + 1) * BLOCK_T + o_p                   # [1, BT]
+    else:
+        t = i_c * BLOCK_T + o_p
+    m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
+    return t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), m
+
+
+@triton.jit
+def _raw(P0, P1, TERM, TRUNC, NV, X1, X2, G, L, o0, o1, o2, o3, o4, o5, o6, o7, o8,
+         s0t, s1t, s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda,
+         EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
+         HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
+         LAMBDA_T: tl.constexpr, STARTS_AT: tl.constexpr):
+    """Every load of one chunk that depends on nothing loaded, issued together and consumed
+    later (so the next chunk's loads can be in flight while this one is scanned). Slots an
+    estimator does not use hold zeros. Returns (p0, p1, p1[t+1], flag0, flag1, next values,
+    ratio sources x1, x2, gamma, lambda)."""
+    zf = tl.zeros(t.shape, tl.float32)
+    zb = tl.zeros(t.shape, tl.int1)
+    p1 = zf
+    p1n = zf
+    f0 = zb
+    f1 = zb
+    nvd = zf
+    x1 = zf
+    x2 = zf
+    if GAMMA_T:
+        g = _load(G, o7, t, s7t, m, 1.0)
+    else:
+        g = tl.full(t.shape, gamma, tl.float32)   # fp32 even if gamma is fp64
+    if LAMBDA_T:
+        lam = _load(L, o8, t, s8t, m, 1.0)
+    else:
+        lam = tl.full(t.shape, lmbda, tl.float32)
+    if EST == 7:
+        p0 = _load(P0, o0, t, s0t, m, 1.0)    # a
+        p1 = _load(P1, o1, t, s1t, m, 0.0)    # b
+    elif REVERSE:
+        p0 = _load(P0, o0, t, s0t, m, 0.0)    # rewards
+        if HAS_TERM:
+            f0 = _load_flag(TERM, o2, t, s2t, m)
+        if HAS_TRUNC:
+            f1 = _load_flag(TRUNC, o3, t, s3t, m)
+        if EST == 1 or EST == 3 or EST == 4:  # values | q_taken at t
+            p1 = _load(P1, o1, t, s1t, m, 0.0)
+        # values[t+1]: the successor value (E2 encodings; discounted returns read values only
+        # at bootstrap steps: loading the absent tensor's stand-in cost 2x, 65536x128 fp32
+        # 73 us vs GAE's 47 on the H200), and V-trace's vs[t+1] = values[t+1] + x[t+1]
+        if (VNEXT >= 2 and EST != 0) or EST == 3:
+            p1n = _load(P1, o1, t + 1, s1t, m & (t + 1 < T), 0.0)
+        if VNEXT == 1:                        # E1: dense next values
+            nvd = _load(NV, o4, t, s4t, m, 0.0)
+        if EST == 3 or EST == 4:              # ratio at t (V-trace) or t+1 (Retrace: c[t+1])
+            t_r = t if EST == 3 else t + 1
+            m_r = m if EST == 3 else m & (t + 1 < T)
+            other = 1.0 if RATIO == 2 else 0.0
+            x1 = _load(X1, o5, t_r, s5t, m_r, other)
+            if RATIO != 0:
+                x2 = _load(X2, o6, t_r, s6t, m_r, other)
+    else:
+        p0 = _load(P0, o0, t, s0t, m, 0.0)    # inputs z
+        # the reset lands on the first step of the new episode
+        if STARTS_AT:
+            f0 = _load_flag(TERM, o2, t, s2t, m)
+        else:
+            f0 = _load_flag(TERM, o2, t - 1, s2t, m & (t >= 1))
+    return p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam
+
+
+@triton.jit
+def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.constexpr):
+    """V(s'_t) for every lane (ALGORITHMS.md §1.3); the caller reads it only where the step is
+    not terminated."""
     if VNEXT == 0:
         vn = tl.zeros(t.shape, tl.float32)
     elif VNEXT == 1:  # E1: dense next values
-        vn = _load(NV, o_nv, t, s_nv, m, 0.0)
+        vn = nvd
     else:             # E2: values[t+1], or a bootstrap at truncations and at t = T-1
-        if BOOT_ONLY:
-            v_succ = tl.zeros(t.shape, tl.float32)
-        else:
-            v_succ = _load(V, o_v, t + 1, s_v, m & (t + 1 < T), 0.0)
-        if VNEXT == 2:
+        if VNEXT == 2:   # a load that depends on the flags: read only at bootstrap steps
             boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0)
         elif VNEXT == 3:
-            boot_v = tl.load(LV + o_n, mask=m_n, other=0.0).to(tl.float32)[:, None]
-            boot_v = tl.where(last, boot_v, 0.0)
+            boot_v = tl.where(last, boot_last[:, None], 0.0)
         else:
             boot_v = tl.zeros(t.shape, tl.float32)
         vn = tl.where(trunc | last, boot_v, v_succ)
@@ -169,19 +236,17 @@ def _lookback(AGG, INC, base, i_s, m_n, BLOCK_N: tl.constexpr, WINDOW: tl.conste
 
 @triton.jit
 def _fold_spans(WA, WB, base, n, m_n, x, FOLD: tl.constexpr):
-    """``x`` carried through spans 0 .. n-1 of each row (summaries (WA, WB) in scan order),
-    FOLD summaries per associative scan: the fix-up pass finding its own carry."""
+    """``x`` carried through spans 0 .. n-1 of each row (summaries (WA, WB) in scan order, n <=
+    FOLD): the chunked fix-up pass finding its own carry with one associative scan."""
     o_k = tl.arange(0, FOLD)[None, :]                         # [1, FOLD]
-    for k0 in range(0, n, FOLD):
-        ok = m_n[:, None] & (k0 + o_k < n)
-        a = tl.load(WA + base[:, None] + k0 + o_k, mask=ok, other=1.0)
-        b = tl.load(WB + base[:, None] + k0 + o_k, mask=ok, other=0.0)
-        s_a, s_b = tl.associative_scan((a, b), 1, _combine)
-        # the last lane composes the whole block (pad lanes are identities)
-        h_a = tl.sum(tl.where(o_k == FOLD - 1, s_a, 0.0), 1)
-        h_b = tl.sum(tl.where(o_k == FOLD - 1, s_b, 0.0), 1)
-        x = _apply(h_a, h_b, x)
-    return x
+    ok = m_n[:, None] & (o_k < n)
+    a = tl.load(WA + base[:, None] + o_k, mask=ok, other=1.0)
+    b = tl.load(WB + base[:, None] + o_k, mask=ok, other=0.0)
+    s_a, s_b = tl.associative_scan((a, b), 1, _combine)
+    # the last lane composes all n spans (pad lanes are identities)
+    h_a = tl.sum(tl.where(o_k == FOLD - 1, s_a, 0.0), 1)
+    h_b = tl.sum(tl.where(o_k == FOLD - 1, s_b, 0.0), 1)
+    return _apply(h_a, h_b, x)
 
 
 @triton.jit
@@ -206,14 +271,14 @@ def fused_scan_kernel(
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+    PREFETCH: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
     chunked = PHASE 1 writes each span's summary to (WA, WB), PHASE 2 recomputes the span from
     the value entering it and writes outputs. That value comes from chunk_carry_kernel (WC) when
-    FOLD = 0, else PHASE 2 folds the earlier spans' summaries itself, FOLD at a time (two
-    launches instead of three);
+    FOLD = 0, else PHASE 2 folds the earlier spans' summaries itself (FOLD >= K: two launches
+    instead of three);
     PHASE 3 (look-back) does all of it in one launch: summary, publish, ``_lookback``, outputs
     (its second pass over the span re-reads inputs the first pass just brought into cache)."""
     i_n = tl.program_id(0)
@@ -234,6 +299,12 @@ def fused_scan_kernel(
     if HAS_ROW0:
         if REVERSE == 0 or EST == 7:   # (backward estimators use ROW0 for last_value)
             init = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
+    boot_last = tl.zeros([BLOCK_N], tl.float32)   # V(s_T) given per row (VNEXT 3)
+    if VNEXT == 3:
+        boot_last = tl.load(ROW0 + o_n, mask=m_n, other=0.0).to(tl.float32)
+    d_prev = tl.zeros([BLOCK_N], tl.int1)         # the done flag before t = 0 (forward scans)
+    if HAS_ROW1:
+        d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
     c_lo = i_s * CHUNKS_PER_SPAN
     c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, BLOCK_T))
     carry = init
@@ -265,77 +336,72 @@ def fused_scan_kernel(
                 tl.store(WB + o_w, _pack(x_out, tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
                 carry = x_in
 
+        if PREFETCH:
+            t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
+                P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
+                r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
+                s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
+                RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
         for i_c in range(c_lo, c_hi):
-            if REVERSE:
-                t = T - (i_c + 1) * BLOCK_T + o_p                   # [1, BT]
+            t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            if PREFETCH:
+                # this chunk's loads were issued last iteration; issue the next chunk's now
+                p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
+                t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+                m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
             else:
-                t = i_c * BLOCK_T + o_p
-            m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
-            t = t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32)
-            no_flag = tl.zeros([BLOCK_N, BLOCK_T], tl.int1)
-
-            if GAMMA_T:
-                g = _load(G, r64 * s7r, t, s7t, m, 1.0)
+                t_f, m_f = t, m
+            r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 = _raw(
+                P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
+                r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
+                s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
+                VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+            if PREFETCH:
+                q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
             else:
-                g = tl.full([BLOCK_N, BLOCK_T], gamma, tl.float32)   # fp32 even if gamma is fp64
-            if LAMBDA_T:
-                lam = _load(L, r64 * s8r, t, s8t, m, 1.0)
-            else:
-                lam = tl.full([BLOCK_N, BLOCK_T], lmbda, tl.float32)
+                p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
 
             if EST == 7:
                 # ---- generic linear recurrence, either direction: a and b given
-                a = _load(P0, r64 * s0r, t, s0t, m, 1.0)
-                b = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                a = p0
+                b = p1
             elif REVERSE:
                 # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
-                r = _load(P0, r64 * s0r, t, s0t, m, 0.0)
-                if HAS_TERM:
-                    term = _load_flag(TERM, r64 * s2r, t, s2t, m)
-                else:
-                    term = no_flag
-                if HAS_TRUNC:
-                    trunc = _load_flag(TRUNC, r64 * s3r, t, s3t, m)
-                else:
-                    trunc = no_flag
+                r = p0
+                term = f0
+                trunc = f1
                 last = t == T - 1
                 cut = term | trunc | last
                 boot = cut & (~term)
-                vn = _vnext(P1, NV, ROW0, r64 * s1r, r64 * s4r, o_n, m_n, s1t, s4t, t, T, m,
-                            trunc, last, VNEXT, EST == 0)
+                vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd, boot_last, VNEXT)
                 if EST == 0:    # discounted returns, §3.1
                     a = tl.where(cut, 0.0, g)
                     b = r + tl.where(boot, g * vn, 0.0)
                 elif EST == 1:  # GAE, §3.2
-                    v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
+                    v = p1
                     a = tl.where(cut, 0.0, g * lam)
                     b = r + tl.where(term, 0.0, g * vn) - v
                 elif EST == 2:  # TD(lambda) returns, §3.3
                     a = tl.where(cut, 0.0, g * lam)
                     b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
                 elif EST == 3:  # V-trace, §3.4: c at the element's own index t
-                    v = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-                    ratio = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t, m, RATIO)
+                    v = p1
+                    ratio = _ratio(x1, x2, RATIO)
                     rho = _clip(ratio, rho_bar)
                     a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
                     b = rho * (r + tl.where(term, 0.0, g * vn) - v)
                 else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
-                    q = _load(P1, r64 * s1r, t, s1t, m, 0.0)
-                    m_next = m & (t + 1 < T)
-                    ratio_next = _ratio(X1, X2, r64 * s5r, r64 * s6r, s5t, s6t, t + 1, m_next,
-                                        RATIO)
+                    q = p1
                     # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
-                    a = tl.where(cut, 0.0, g * lam * _clip(ratio_next, c_bar))
+                    a = tl.where(cut, 0.0, g * lam * _clip(_ratio(x1, x2, RATIO), c_bar))
                     b = r + tl.where(term, 0.0, g * vn) - q
             else:
                 # ---- forward scans: the reset lands on the first step of the new episode
-                b = _load(P0, r64 * s0r, t, s0t, m, 0.0)
-                if STARTS_AT:
-                    reset = _load_flag(TERM, r64 * s2r, t, s2t, m)
-                else:
-                    reset = _load_flag(TERM, r64 * s2r, t - 1, s2t, m & (t >= 1))
+                b = p0
+                reset = f0
+                if not STARTS_AT:
                     if HAS_ROW1:
-                        d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
                         reset = reset | (d_prev[:, None] & (t == 0))
                 if EST == 5:    # eligibility traces, §3.6
                     a = tl.where(reset, 0.0, g * lam)
@@ -358,8 +424,7 @@ def fused_scan_kernel(
                     x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
                                        + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
                     x_next = tl.where(o_p == BLOCK_T - 1, carry[:, None], x_next)
-                    v_succ = _load(P1, r64 * s1r, t + 1, s1t, m & (t + 1 < T), 0.0)
-                    vs_next = v_succ + x_next
+                    vs_next = p1n + x_next
                     if PG_MIX:
                         w = lam * vs_next + (1.0 - lam) * vn
                     else:
