@@ -132,8 +132,12 @@ def _run_parallel(args, runs, profile, backend, progress):
         os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
         with cf.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) \
                 as pool:
-            futures = {pool.submit(_run_one, args, backend, profile, est, prop.name, n): i
-                       for i, (est, prop, n) in enumerate(runs)}
+            # longest first (examples as the proxy), so no long run starts last
+            order = sorted(range(len(runs)), key=lambda i: -runs[i][2])
+            futures = {}
+            for i in order:
+                est, prop, n = runs[i]
+                futures[pool.submit(_run_one, args, backend, profile, est, prop.name, n)] = i
             for fut in cf.as_completed(futures):
                 i = futures[fut]
                 est, prop, n = runs[i]
