@@ -228,6 +228,28 @@ def test_cached_launch_respecialises_for_misaligned_and_strided_views(est):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("T", [1500, 3000, 5000])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
+def test_one_long_row_in_a_few_wide_spans_matches_reference(est, dtype, T):
+    """One row split into 2-5 spans of 1024-step chunks (the default for a single long row):
+    the fix-up pass folds a handful of span summaries in a tile as wide as its chunk (triton
+    3.6 aborted compiling a 2-wide fold beside 1024-wide bf16 chunks). bf16 inputs must give
+    the float32 results of the rounded inputs."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    kw, _ = make(est, (1, T), seed=T)
+    rounded = {k: (v.to(dtype).float() if isinstance(v, torch.Tensor) and v.is_floating_point()
+                   and v.dim() == 2 else v) for k, v in kw.items()}
+    inputs = {k: (v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                  and v.dim() == 2 else v) for k, v in kw.items()}
+    with force_config(strategy="chunked", BLOCK_N=1, BLOCK_T=1024, num_warps=4,
+                      CHUNKS_PER_SPAN=1):
+        out = call(est, inputs, "cuda")
+    assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("strategy", [None, "chunked", "lookback"])
 def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy):
     """Every launch path (row block; chunked: three launches and a workspace; look-back: a

@@ -74,10 +74,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # A chunked fix-up program folds the K earlier span summaries itself (one scan over a
-# [BLOCK_N, next_pow2(K)] tile read from L2) when that is at most _FOLD_PER_THREAD values a
-# thread, else a carry pass runs in between (three launches). H200, GAE fp32: 1x1048576 with
-# 1x1024/w4 spans (8 a thread) 14.8 us folded vs 15.7; 8x65536 1x512/w4 9.3 vs 10.2; 16 or 32 a
-# thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
+# [BLOCK_N, max(next_pow2(K), BLOCK_T)] tile read from L2) when that is at most
+# _FOLD_PER_THREAD values a thread, else a carry pass runs in between (three launches).
+# H200, GAE fp32: 1x1048576 with 1x1024/w4 spans (8 a thread) 14.8 us folded vs 15.7; 8x65536
+# 1x512/w4 9.3 vs 10.2; 16 or 32 a thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
 _FOLD_PER_THREAD = 8
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
@@ -158,8 +158,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
              consts + (3, 0) + block, options, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
-    # folds the earlier spans' summaries itself when they fit one small tile
-    fold = _np2(K)
+    # folds the earlier spans' summaries itself when they fit one small tile. The fold tile is
+    # never narrower than the chunk tile: triton 3.6 aborts compiling a [1, 2] or [1, 4] scan
+    # beside a [1, 1024] one with 4 warps (ScanOpToLLVM assertion, H200, bf16 1x1024/w4).
+    fold = max(_np2(K), cfg["BLOCK_T"])
     fold = fold if cfg["BLOCK_N"] * fold <= _FOLD_PER_THREAD * 32 * options[0] else 0
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
