@@ -145,3 +145,24 @@ def test_full_ci_run_passes_for_rlscan(capsys):
     """What CI's verify step runs: every estimator and property on the default backend."""
     code, out = run(capsys, "--profile", "ci")
     assert code == 0, out
+
+
+def test_thorough_plan_gives_every_estimator_at_least_2000_examples():
+    """The property weights alone gave eligibility traces 1983 examples under thorough; the
+    plan tops up each estimator's reference-match run to the profile's minimum."""
+    from rlscan.verify import profiles
+    from rlscan.verify.cli import top_up
+    from rlscan.verify.properties import for_estimator
+    ests = ["discounted_returns", "gae", "lambda_returns", "vtrace", "retrace",
+            "eligibility_traces", "episodic_cumsum", "linear_scan"]
+    runs = [(e, p, profiles.examples("thorough", p.weight)) for e in ests
+            for p in for_estimator(e)]
+    before = {e: sum(n for x, _, n in runs if x == e) for e in ests}
+    assert min(before.values()) < 2000           # the gap this closes is real
+    after = top_up(runs, profiles.MIN_PER_ESTIMATOR["thorough"])
+    for e in ests:
+        total = sum(n for x, _, n in after if x == e)
+        assert total == max(2000, before[e])
+        grown = [(p.name, n) for x, p, n in after if x == e] != \
+            [(p.name, n) for x, p, n in runs if x == e]
+        assert grown == (before[e] < 2000)

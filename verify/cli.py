@@ -106,6 +106,20 @@ def table(outcomes) -> str:
     return "\n".join([fmt(head), rule] + [fmt(r) for r in rows])
 
 
+def top_up(runs, minimum: int):
+    """``runs`` ((estimator, property, examples), ...) with each estimator's reference-match run
+    raised until the estimator's examples reach ``minimum``."""
+    total = {}
+    for est, _, n in runs:
+        total[est] = total.get(est, 0) + n
+    out = []
+    for est, prop, n in runs:
+        if prop.name == "matches_reference" and total[est] < minimum:
+            n += minimum - total[est]
+        out.append((est, prop, n))
+    return out
+
+
 def _run_one(args, backend, profile, est, prop_name, n):
     """One property run in a worker process (spawned: the backend is chosen before rlscan's
     kernels are defined there)."""
@@ -189,6 +203,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     start = time.perf_counter()
     runs = [(est, prop, profiles.examples(profile, prop.weight, args.examples))
             for est, prop in plan]
+    if args.examples is None:
+        runs = top_up(runs, profiles.MIN_PER_ESTIMATOR.get(profile, 0))
     if args.jobs > 1 and len(runs) > 1:
         outcomes = _run_parallel(args, runs, profile, backend, progress)
     else:
