@@ -1,0 +1,90 @@
+"""Markdown summary of a tuning DB file (what benchmarks/results/tune_h200.md is made from).
+
+    python benchmarks/tune_report.py tuning_db/nvidia-h200.json --seconds 202 > tune_h200.md
+
+Per (dtype, layout): the tuned ÷ heuristic geomean (each entry stores the heuristic config's
+time, measured in the same sweep), tuned ÷ floor, and the worst bucket among those whose floor
+is at least 20 µs; then every bucket.
+"""
+import argparse
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def rows_of(db):
+    for est, kernel in sorted(db["kernels"].items()):
+        for e in kernel["entries"]:
+            yield est, e
+
+
+def report(db, seconds=None) -> str:
+    rows = list(rows_of(db))
+    dev, sw = db["device"], db["software"]
+    runs = sum(len(e["timings"]) for _, e in rows)
+    failed = Counter(name for _, e in rows for name, t in e["timings"].items()
+                     if isinstance(t, str))
+    out = [f"# rlscan-tune on the {dev['name']}: the shipped tuning DB", ""]
+    took = f", **{seconds:.0f} s**" if seconds else ""
+    out.append(f"{len(rows)} buckets, {runs} candidate runs{took}; torch {sw['torch']}, triton "
+               f"{sw['triton']}. Times are CUDA-graph replays with L2-rotated inputs (µs); floor "
+               f"= bytes / {dev['copy_gbps'] / 1000:.2f} TB/s copy bandwidth.")
+    if failed:
+        out.append("Candidates that failed to compile (not measured): " + ", ".join(
+            f"{k} in {v} buckets" for k, v in sorted(failed.items())) + ".")
+    out += ["", "## Tuned ÷ heuristic, and tuned ÷ floor", "",
+            "| dtype | layout | buckets | vs heuristic (geomean) | best | tuned slower | "
+            "÷ floor (geomean) | worst bucket with floor ≥ 20 µs |",
+            "|---|---|---:|---:|---:|---:|---:|---|"]
+    groups = defaultdict(list)
+    for est, e in rows:
+        groups[(e["dtype"], e["layout"])].append((est, e))
+    for key in sorted(groups) + [("all", "all")]:
+        g = [r for k in sorted(groups) for r in groups[k]] if key[0] == "all" else groups[key]
+        gain = [e["heuristic_us"] / e["median_us"] for _, e in g if e.get("heuristic_us")]
+        over = [e["median_us"] / e["floor_us"] for _, e in g]
+        big = [(e["median_us"] / e["floor_us"], est, e) for est, e in g if e["floor_us"] >= 20]
+        worst = "—"
+        if big:
+            r, est, e = max(big, key=lambda x: x[0])
+            worst = (f"{est} rows {e['rows'][0]}..{e['rows'][1]} steps {e['steps'][0]}.."
+                     f"{e['steps'][1]}: {e['median_us']:.1f} µs, floor {e['floor_us']:.1f} "
+                     f"({r:.2f}×)")
+        out.append(f"| {key[0]} | {key[1]} | {len(g)} | {geomean(gain):.2f}× | "
+                   f"{max(gain):.2f}× | {sum(x < 1 for x in gain)} | {geomean(over):.2f} | "
+                   f"{worst} |")
+    wins = Counter(e["config"]["strategy"] for _, e in rows)
+    out += ["", "Winning strategies: " + ", ".join(f"{k} {v}" for k, v in wins.most_common())
+            + ".", "", "## Every bucket", "",
+            "| estimator | dtype | layout | rows | steps | config | µs | floor µs | vs heuristic |",
+            "|---|---|---|---|---|---|---:|---:|---:|"]
+    for est, e in sorted(rows, key=lambda r: (r[0], r[1]["dtype"], r[1]["layout"],
+                                                r[1]["rows"][0], r[1]["steps"][0])):
+        c = e["config"]
+        label = (f"{c['strategy']}/{c['BLOCK_N']}x{c['BLOCK_T']}/w{c['num_warps']}"
+                 f"/s{c.get('num_stages', 1)}"
+                 + (f"/c{c['CHUNKS_PER_SPAN']}" if "CHUNKS_PER_SPAN" in c else ""))
+        gain = e["heuristic_us"] / e["median_us"] if e.get("heuristic_us") else float("nan")
+        out.append(f"| {est} | {e['dtype']} | {e['layout']} | {e['rows'][0]}..{e['rows'][1]} | "
+                   f"{e['steps'][0]}..{e['steps'][1]} | {label} | {e['median_us']:.2f} | "
+                   f"{e['floor_us']:.2f} | {gain:.2f}x |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("db")
+    p.add_argument("--seconds", type=float, help="how long the sweep took (from its log)")
+    args = p.parse_args(argv)
+    with open(args.db) as f:
+        sys.stdout.write(report(json.load(f), args.seconds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
