@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# One device call (run from the repo root; $OUT collects the logs): GPU tests and
-# rlscan-verify --profile thorough --jobs 14 (CPU-bound) side by side, then
-# rlscan-bench (fp32 grid with the eager-loop baseline, bf16 GAE and discounted returns).
-# VERIFY_S / BENCH_S / BENCH2_S cap each phase (seconds).
+# The device calls of a measurement round (run from the repo root; $OUT collects the logs).
+#   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~200 s),
+#                                              # then rlscan-bench with that DB: fp32 grid with
+#                                              # the eager-loop baseline, bf16 GAE + discounted
+#   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
+#                                              # thorough --jobs 14 (~380 s, CPU-bound)
+# One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
+rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
 python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site . >/dev/null 2>&1; rm -rf build
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 cd /tmp
 T0=$(date +%s)
-timeout -s INT -k 20 ${VERIFY_S:-420} python3 -m rlscan.verify.cli --profile thorough --jobs 14 \
-  > $OUT/verify_thorough.log 2>&1 &
-(cd $R/tests && OMP_NUM_THREADS=2 timeout 290 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" > $OUT/gpu_tests.log 2>&1) &
-wait
-echo "verify+tests took $(( $(date +%s) - T0 )) s"
-tail -3 $OUT/gpu_tests.log
-grep -v "Warning\|_warn" $OUT/verify_thorough.log | tail -14
-T1=$(date +%s)
-timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
-timeout ${BENCH2_S:-60} python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
-rm -f $OUT/b2/bench.png
-echo "bench took $(( $(date +%s) - T1 )) s"
+case "${1:-verify}" in
+tune-bench)
+  timeout -s INT 330 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
+  grep -v "Warn\|_warn" $OUT/tune.log | tail -3
+  cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
+  echo "tune took $(( $(date +%s) - T0 )) s"
+  timeout ${BENCH_S:-175} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+  timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
+  rm -f $OUT/b2/bench.png ;;
+verify)
+  timeout -s INT -k 20 ${VERIFY_S:-470} python3 -m rlscan.verify.cli --profile thorough --jobs 14 \
+    > $OUT/verify_thorough.log 2>&1 &
+  (cd $R/tests && OMP_NUM_THREADS=2 timeout 290 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" > $OUT/gpu_tests.log 2>&1) &
+  wait
+  tail -3 $OUT/gpu_tests.log
+  grep -v "Warning\|_warn" $OUT/verify_thorough.log | tail -14 ;;
+*) echo "usage: device_run.sh tune-bench|verify" >&2; exit 2 ;;
+esac
+echo "took $(( $(date +%s) - T0 )) s"
