@@ -252,7 +252,7 @@ def test_one_long_row_in_a_few_wide_spans_matches_reference(est, dtype, T):
 @pytest.mark.gpu
 @pytest.mark.parametrize("strategy", [None, "chunked", "lookback"])
 def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy):
-    """Every launch path (row block; chunked: three launches and a workspace; look-back: a
+    """Every launch path (row block; chunked: two launches and a workspace; look-back: a
     filled workspace) records into a CUDA graph, and replaying it after new inputs are copied
     into the captured buffers gives what an eager call gives on them."""
     if not torch.cuda.is_available():

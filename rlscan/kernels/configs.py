@@ -9,8 +9,9 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
-row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, carry pass, fix-up:
-three launches, inputs read twice); ``lookback``, the same spans in one launch, each finding its
+row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, then a fix-up that
+folds them, with a carry pass in between when there are too many: two or three launches, inputs
+read twice); ``lookback``, the same spans in one launch, each finding its
 carry from the summaries earlier spans publish (decoupled look-back).
 A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
