@@ -617,14 +617,18 @@ def test_rlscan_tune_quick_on_the_gpu(tmp_path):
     assert out == f"overlay:{path}"
 
 
-def _compare_configs_module():
+def _benchmark_script(name):
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_configs.py"
-    spec = importlib.util.spec_from_file_location("compare_configs", path)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _compare_configs_module():
+    return _benchmark_script("compare_configs")
 
 
 def test_compare_configs_parses_config_names_into_validated_configs():
@@ -638,3 +642,28 @@ def test_compare_configs_parses_config_names_into_validated_configs():
     for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse(bad)
+
+
+def test_tune_report_summarises_gains_floors_and_failed_candidates():
+    """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
+    dtype and layout, the worst bucket among floors >= 20 us, and candidates that failed."""
+    def entry(rows, us, floor, heur, failed=False):
+        timings = {"row_block/1x128/w1/s1": us}
+        if failed:
+            timings["chunked/1x256/w2/s1/c1"] = "failed: RuntimeError: PassManager::run failed"
+        return {"dtype": "float32", "layout": "time_last", "rows": rows, "steps": [128, 255],
+                "config": {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128,
+                           "num_warps": 1, "num_stages": 1},
+                "median_us": us, "floor_us": floor, "heuristic_us": heur, "timings": timings}
+    db = {"device": {"name": "GPU X", "copy_gbps": 4000.0},
+          "software": {"torch": "t", "triton": "3.6.0"},
+          "kernels": {"gae": {"entries": [entry([64, 127], 2.0, 1.0, 4.0, failed=True),
+                                          entry([4096, 8191], 30.0, 24.0, 30.0),
+                                          entry([8192, 16383], 60.0, 40.0, 60.0)]}}}
+    text = _benchmark_script("tune_report").report(db, seconds=12)
+    assert "3 buckets, 4 candidate runs, **12 s**" in text
+    assert "chunked/1x256/w2/s1/c1 in 1 buckets" in text
+    # gains 2, 1, 1: geomean 2^(1/3) = 1.26; worst big-floor bucket 60/40 = 1.50x
+    assert "| float32 | time_last | 3 | 1.26× | 2.00× | 0 |" in text
+    assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
+    assert text.count("| gae | float32 | time_last |") == 3
