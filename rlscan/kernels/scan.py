@@ -3,7 +3,8 @@
 Each program owns BLOCK_N rows and walks their time axis in chunks of BLOCK_T, starting at the
 boundary side (t = T-1 for backward scans, t = 0 for forward ones). For every chunk it
 
-1. loads the raw inputs and builds the coefficients ``(a, b)`` in registers (``_coeffs_*``),
+1. loads the raw inputs (``_raw``; a program walking several chunks issues the next chunk's
+   loads before it scans this one) and builds the coefficients ``(a, b)`` in registers,
 2. runs ``tl.associative_scan`` with the single combine ``_combine`` (ALGORITHMS.md §2.1),
 3. applies the carry entering the chunk, ``x = B + A * carry``, writes the outputs, and
 4. takes the value at the chunk's far end as the next carry (the single-pass form of §2.5).
