@@ -131,6 +131,13 @@ def test_every_successor_value_encoding_matches_reference(backend, device, est, 
     assert_matches(out, reference(est, rk), T=41, scale=scale_of(est, rk))
 
 
+def matches_reference_under(config: dict, est: str, kw: dict, rk: dict, device, T: int):
+    """One call with the launch config forced, against the float64 reference."""
+    with force_config(**config):
+        out = call(est, kw, device)
+    assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
+
+
 @pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
     ("row_block", 1, 16, None), ("row_block", 2, 32, None), ("row_block", 4, 16, None),
     ("chunked", 1, 16, 1), ("chunked", 2, 16, 2), ("lookback", 1, 16, 1),
@@ -147,10 +154,9 @@ def test_chunk_edges_do_not_change_results(backend, device, est, strategy, block
     flag = "dones" if "dones" in kw else "terminated"
     kw[flag][:, block_t - 1] = True
     kw[flag][:, 2 * block_t] = True
-    with force_config(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
-                      CHUNKS_PER_SPAN=per_span):
-        out = call(est, kw, device)
-    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+    matches_reference_under(dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t,
+                                 num_warps=1, CHUNKS_PER_SPAN=per_span), est, kw, rk, device,
+                            T=shape[-1])
 
 
 @pytest.mark.parametrize("carry", ["fold", "carry_pass"])
@@ -167,10 +173,8 @@ def test_chunked_carry_by_fold_or_carry_pass_matches_reference(backend, device, 
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
     shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=13)
-    with force_config(strategy="chunked", BLOCK_N=2, BLOCK_T=16, num_warps=1,
-                      CHUNKS_PER_SPAN=1):
-        out = call(est, kw, device)
-    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+    matches_reference_under(dict(strategy="chunked", BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                                 CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 
 
 @pytest.mark.parametrize("est", ["gae", "vtrace", "retrace", "episodic_cumsum"])
@@ -183,9 +187,8 @@ def test_walking_chunks_without_prefetch_matches_reference(backend, device, est,
     monkeypatch.setattr(launch, "_PREFETCH", False)
     shape = (5, 3 * 16 + 1)
     kw, rk = make(est, shape, seed=17)
-    with force_config(strategy="row_block", BLOCK_N=2, BLOCK_T=16, num_warps=1):
-        out = call(est, kw, device)
-    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+    matches_reference_under(dict(strategy="row_block", BLOCK_N=2, BLOCK_T=16, num_warps=1),
+                            est, kw, rk, device, T=shape[-1])
 
 
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
@@ -197,10 +200,8 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est):
         pytest.skip("the torch path has no spans")
     shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=11)
-    with force_config(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1,
-                      CHUNKS_PER_SPAN=1):
-        out = call(est, kw, device)
-    assert_matches(out, reference(est, rk), T=shape[-1], scale=scale_of(est, rk))
+    matches_reference_under(dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                                 CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 
 
 @pytest.mark.gpu
