@@ -204,6 +204,38 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est):
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 
 
+@pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
+                                             ("chunked", "carry_pass"), ("lookback", None)])
+def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
+        monkeypatch, strategy, fold):
+    """launch() hands the compiled launcher ints for every pointer argument (no data_ptr() or
+    driver query per argument there) and records which tensor each one is, so the first launch,
+    through Triton's JIT, specialises on the tensors themselves."""
+    from rlscan.kernels import launch
+    from rlscan.kernels.scan import fused_scan_kernel
+    calls = []
+    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec:
+                        calls.append((args, objs, consts)))
+    if fold == "carry_pass":
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    kw, _ = make("vtrace", (3, 70), seed=1)
+    with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1):
+        call("vtrace", kw, "cpu")
+    assert len(calls) == (1 if strategy != "chunked" else 2)
+    names = fused_scan_kernel.arg_names
+    pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
+                "O1", "WA", "WB", "WC"}
+    for args, objs, consts in calls:
+        assert len(args) + len(consts) == len(names)
+        assert not any(isinstance(a, torch.Tensor) for a in args)
+        assert sorted(i for i, _ in objs) == [i for i, n in enumerate(names) if n in pointers]
+        for i, x in objs:
+            assert isinstance(x, torch.Tensor) and args[i] == x.data_ptr()
+        assert all(isinstance(a, torch.Tensor) for a in
+                   [launch._tensors(args, objs)[i] for i, _ in objs])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
 def test_cached_launch_respecialises_for_misaligned_and_strided_views(est):
