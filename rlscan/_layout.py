@@ -91,16 +91,23 @@ def _kernel_launch():
     return _launch
 
 
+_PER_ROW = ("row0", "row1")
+
+
 def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
     """Flatten inputs to rows, build the Problem, allocate outputs, run the chosen path."""
     outs = [lay.empty(dtype) for _ in range(n_out)]
     if lay.N == 0 or lay.T == 0:
         return [o for o, _ in outs]
-    fields = {}
-    for k, v in pb_fields.items():
-        if v is not None and isinstance(v, torch.Tensor):
-            v = v.reshape(lay.N).contiguous() if k in ("row0", "row1") else lay.rows(v)
-        fields[k] = v
+    fields = dict(pb_fields)
+    if lay.td != 1 or len(lay.shape) != 2:     # 2-D time-last tensors already are the rows
+        for k, v in pb_fields.items():
+            if isinstance(v, torch.Tensor) and k not in _PER_ROW:
+                fields[k] = lay.rows(v)
+    for k in _PER_ROW:
+        v = fields.get(k)
+        if v is not None:
+            fields[k] = v.reshape(lay.N).contiguous()
     pb = P.Problem(N=lay.N, T=lay.T, **fields)
     v0 = outs[0][1]
     v1 = outs[1][1] if n_out > 1 else None
