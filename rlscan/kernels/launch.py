@@ -1,5 +1,6 @@
 """Host side of the fused scan kernel: pick a config and launch one program per BLOCK_N rows."""
 import contextlib
+import operator
 import os
 from typing import Optional
 
@@ -94,6 +95,13 @@ def _np2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+# the kernel's tensor arguments in signature order: the 9 per-step inputs (with strides), the 2
+# per-row ones (without), then the two outputs (with strides)
+_TENSOR_FIELDS = operator.attrgetter("p0", "p1", "term", "trunc", "nv", "x1", "x2", "g", "lam",
+                                     "row0", "row1")
+_STRIDED = (1,) * 9 + (0, 0, 1, 1)
+
+
 def _workspace(args: list, objs: list, ws, K: int, tail: list):
     # the full argument list (and tensor positions): inputs, workspaces WA, WB, WC, K, the rest
     n = len(args)
@@ -111,9 +119,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # input is a dummy (p0, never read) with zero strides.
     dp = d.data_ptr()
     args, objs, spec = [], [], []
-    for x, strided in ((pb.p0, 1), (pb.p1, 1), (pb.term, 1), (pb.trunc, 1), (pb.nv, 1),
-                       (pb.x1, 1), (pb.x2, 1), (pb.g, 1), (pb.lam, 1), (pb.row0, 0),
-                       (pb.row1, 0), (out0, 1), (out0 if out1 is None else out1, 1)):
+    for x, strided in zip((*_TENSOR_FIELDS(pb), out0, out0 if out1 is None else out1),
+                          _STRIDED):
         if x is None:
             objs.append((len(args), d))
             args += (dp, 0, 0) if strided else (dp,)
