@@ -53,6 +53,17 @@ def _combine(a_l, b_l, a_r, b_r):
 
 
 @triton.jit
+def _combine_next(a_l, b_l, na_l, nb_l, a_r, b_r, na_r, nb_r):
+    # _combine on (f, n): f composes a segment, n all of it but its element nearest the
+    # boundary. A backward scan's lane t then holds in n the composition of steps t+1 .. chunk
+    # end: x[t+1] without moving values between lanes (V-trace's vs[t+1]).
+    # (L ∪ R) = (f_R ∘ f_L, n_R ∘ f_L), associative like _combine itself.
+    f_a, f_b = _combine(a_l, b_l, a_r, b_r)
+    n_a, n_b = _combine(a_l, b_l, na_r, nb_r)
+    return f_a, f_b, n_a, n_b
+
+
+@triton.jit
 def _load(ptr, o_row, t, stride_t, m, other):
     # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
     return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=other).to(tl.float32)
@@ -318,8 +329,10 @@ def fused_scan_kernel(
             carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
 
     for ph in tl.static_range(2 if PHASE == 3 else 1):
-        # SUMMARY: compose the span into (carry_a, carry) from the identity, write nothing
-        SUMMARY = PHASE == 1 or (PHASE == 3 and ph == 0)    # a constexpr
+        # A summary pass (PHASE 1, and PHASE 3's first) composes the span into (carry_a,
+        # carry) from the identity and writes nothing. That condition is spelled out in each
+        # `if` below: a name assigned outside the dynamic chunk loop reaches it as a runtime
+        # value, and a branch on it would compile both ways.
         carry_a = tl.full([BLOCK_N], 1.0, tl.float32)
         if PHASE == 3:
             if ph == 0:
@@ -412,20 +425,27 @@ def fused_scan_kernel(
             # identity padding, then the scan with the one combine, toward the boundary
             a = tl.where(m, a, 1.0)
             b = tl.where(m, b, 0.0)
-            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
+            if EST == 3 and not (PHASE == 1 or (PHASE == 3 and ph == 0)):
+                # V-trace's outputs read x[t+1] too: the scan carries a second composition
+                # for it (_combine_next). A tl.gather of the next lane instead cost up to 2x
+                # the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the gather,
+                # 67 with x[t+1] replaced by x).
+                s_a, s_b, n_a, n_b = tl.associative_scan(
+                    (a, b, tl.full(a.shape, 1.0, tl.float32), tl.zeros(a.shape, tl.float32)), 1,
+                    _combine_next, reverse=REVERSE)
+            else:
+                s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
             x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
 
-            if not SUMMARY:
+            if not (PHASE == 1 or (PHASE == 3 and ph == 0)):
                 if EST == 1:
                     y0 = x
                     y1 = x + v
                 elif EST == 3:
                     vs = v + x
-                    # vs[t+1]: the next lane's value, or the carry entering the chunk
-                    x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
-                                       + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
-                    x_next = tl.where(o_p == BLOCK_T - 1, carry[:, None], x_next)
-                    vs_next = p1n + x_next
+                    # vs[t+1] = values[t+1] + x[t+1]; at the chunk's last lane n is the
+                    # identity and x[t+1] is the carry entering the chunk
+                    vs_next = p1n + _apply(n_a, n_b, carry[:, None])
                     if PG_MIX:
                         w = lam * vs_next + (1.0 - lam) * vn
                     else:
@@ -446,7 +466,7 @@ def fused_scan_kernel(
                              y1.to(O1.dtype.element_ty), mask=m)
             # the chunk's end lane composes the whole chunk (pad lanes are identities)
             carry = tl.sum(tl.where(o_p == P_END, x, 0.0), axis=1)
-            if SUMMARY:
+            if PHASE == 1 or (PHASE == 3 and ph == 0):
                 carry_a = _compose_a(tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1), carry_a)
         span_a = carry_a
         span_b = carry
