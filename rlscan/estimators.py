@@ -27,6 +27,7 @@ import torch
 from . import _checks as C
 from . import _problem as P
 from ._layout import Layout, execute
+from ._replay import forbid, replayable
 
 
 class GAE(NamedTuple):
@@ -68,6 +69,7 @@ def _successor(lay: Layout, est: str, values, next_values, bootstrap_values, las
         interior = truncated.movedim(lay.td, -1)[..., :-1] != 0
         if terminated is not None:
             interior = interior & (terminated.movedim(lay.td, -1)[..., :-1] == 0)
+        forbid()    # a check of values: no replay may skip it
         if bool(interior.any()):
             raise ValueError("last_value cannot express interior truncations (truncated[t] for "
                              "t < T-1 without terminated[t]); pass bootstrap_values instead")
@@ -97,6 +99,7 @@ def _gamma_lambda(lay: Layout, gamma, lmbda) -> dict:
     return {"gamma": g, "g": gt, "lmbda": lam, "lam": lt}
 
 
+@replayable
 def gae(rewards, values, terminated=None, truncated=None, *, next_values=None,
         bootstrap_values=None, last_value=None, gamma=0.99, lmbda=0.95, time_dim=-1,
         out_dtype=None) -> GAE:
@@ -117,6 +120,7 @@ def gae(rewards, values, terminated=None, truncated=None, *, next_values=None,
     return GAE(*execute(lay, f, 2, C.out_dtype(out_dtype)))
 
 
+@replayable
 def lambda_returns(rewards, terminated=None, truncated=None, *, next_values=None, values=None,
                    bootstrap_values=None, last_value=None, gamma=0.99, lmbda=0.95, time_dim=-1,
                    out_dtype=None) -> torch.Tensor:
@@ -134,6 +138,7 @@ def lambda_returns(rewards, terminated=None, truncated=None, *, next_values=None
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
 
 
+@replayable
 def discounted_returns(rewards, terminated=None, truncated=None, *, next_values=None,
                        values=None, bootstrap_values=None, last_value=None, gamma=0.99,
                        time_dim=-1, out_dtype=None) -> torch.Tensor:
@@ -153,6 +158,7 @@ def discounted_returns(rewards, terminated=None, truncated=None, *, next_values=
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
 
 
+@replayable
 def vtrace(rewards, values, terminated=None, truncated=None, *, log_ratio=None,
            target_logp=None, behaviour_logp=None, next_values=None, bootstrap_values=None,
            last_value=None, gamma=0.99, lmbda=1.0, rho_bar=1.0, c_bar=1.0, pg_rho_bar=None,
@@ -183,6 +189,7 @@ def vtrace(rewards, values, terminated=None, truncated=None, *, log_ratio=None,
     return VTrace(*execute(lay, f, 2, C.out_dtype(out_dtype)))
 
 
+@replayable
 def retrace(rewards, q_taken, expected_next_q, terminated=None, truncated=None, *,
             log_ratio=None, target_probs=None, behaviour_probs=None, gamma=0.99, lmbda=1.0,
             c_bar=1.0, time_dim=-1, out_dtype=None) -> torch.Tensor:
@@ -209,6 +216,7 @@ def retrace(rewards, q_taken, expected_next_q, terminated=None, truncated=None, 
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
 
 
+@replayable
 def eligibility_traces(inputs, dones, *, gamma, lmbda, seed=None, done_prev=None, time_dim=-1,
                        out_dtype=None) -> torch.Tensor:
     """Accumulating eligibility traces (ALGORITHMS.md §3.6), a forward scan:
@@ -227,6 +235,7 @@ def eligibility_traces(inputs, dones, *, gamma, lmbda, seed=None, done_prev=None
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
 
 
+@replayable
 def episodic_cumsum(inputs, dones, *, seed=None, done_prev=None, boundary="ends_at",
                     time_dim=-1, out_dtype=None) -> torch.Tensor:
     """Segmented cumulative sum (ALGORITHMS.md §3.7): ``C[t] = z[t] + [¬reset[t]]·C[t−1]``,
@@ -250,6 +259,7 @@ def episodic_cumsum(inputs, dones, *, seed=None, done_prev=None, boundary="ends_
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
 
 
+@replayable
 def linear_scan(a, b, *, reverse=False, init=None, time_dim=-1, out_dtype=None) -> torch.Tensor:
     """The generic first-order recurrence every estimator reduces to (ALGORITHMS.md §1.6):
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import _problem as P
+from . import _replay
 from .kernels import configs as _configs
 
 SCHEMA = 1
@@ -294,6 +295,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
     _index = index
     _heuristic_cached = None
     _cache.clear()
+    _replay.forget()      # recorded launch plans hold configs from the old DB
     _warned_missing.clear()
 
 

@@ -9,6 +9,7 @@ import triton
 from triton import knobs
 from triton.runtime.jit import JITFunction
 
+from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
 from .scan import chunk_carry_kernel, fused_scan_kernel
@@ -156,6 +157,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
              consts + (0, 0) + block, options, spec)
         return
+    _replay.not_replayable()     # workspaces and several launches: not described to _replay
     if strategy == "lookback":
         # one launch: every span publishes its summary and leaving value to an all-ones
         # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
@@ -204,13 +206,15 @@ def _run(kernel, grid, args, objs, consts, options, spec) -> None:
         if ck is not None:
             ck.run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), ck.function,
                    ck.packed_metadata, None, None, None, *args, *consts)
-            return
-        ck = kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
-                          num_warps=options[0], num_stages=options[1])
-        if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
-            _compiled.clear()
-        _compiled[key] = ck
+        else:
+            ck = kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
+                              num_warps=options[0], num_stages=options[1])
+            if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
+                _compiled.clear()
+            _compiled[key] = ck
+        _replay.record_launch(ck, grid, args, objs, consts, dev)
         return
+    _replay.not_replayable()
     kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
                  num_warps=options[0], num_stages=options[1])
 
@@ -224,9 +228,14 @@ def _tensors(args: list, objs: list) -> list:
 
 
 def _no_launch_hooks() -> bool:
-    # profilers (proton) register launch hooks; then Triton's own path runs them
-    hooks = (knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook)
-    return all(h is None or getattr(h, "calls", None) == [] for h in hooks)
+    # profilers (proton) register launch hooks; then Triton's own path runs them. Spelled out:
+    # a generator over the pair cost 0.27 us a call, on the path of every replay
+    rt = knobs.runtime
+    h = rt.launch_enter_hook
+    if h is not None and getattr(h, "calls", None) != []:
+        return False
+    h = rt.launch_exit_hook
+    return h is None or getattr(h, "calls", None) == []
 
 
 def _direct_launch_ok() -> bool:
@@ -244,3 +253,13 @@ def _direct_launch_ok() -> bool:
 
 
 _DIRECT = _direct_launch_ok()
+
+
+def _replay_allowed() -> bool:
+    """Recorded plans may replay (rlscan/_replay.py): nothing a replay would bypass is active."""
+    return (_forced is None and _layout.PATH_OVERRIDE is None and not _layout.POISON_OUTPUTS
+            and _no_launch_hooks())
+
+
+if _DIRECT:
+    _replay._gate = _replay_allowed

@@ -1,0 +1,152 @@
+"""Repeat calls without re-deriving them: a per-signature launch plan for the CUDA path.
+
+A training loop calls an estimator with tensors of the same shapes, strides, dtypes and
+device, and the same scalar arguments, every step. The first such call runs the whole path
+(validation, layout, Problem, config lookup, launch arguments) and, when that path ended in a
+single direct kernel launch, records a plan: the launch's argument list with the tensor
+addresses marked by which argument or output they came from. Later calls with the same
+signature only read their tensors' addresses, allocate the outputs and launch.
+
+Why: on the H200's host the derivation cost ~34 us of a 47 us GAE call at 4096x128 (front end
+17.7, launch arguments 16.5, the compiled launcher itself 6.1; 2026-11-30), against a device
+time of 4.6 us.
+
+What makes a replay exactly the recorded path: the signature holds everything validation and
+the derivation read (each tensor's shape, strides, dtype, device and 16-byte alignment, every
+other argument's value, the current CUDA device), so they would reach the same decisions and
+the same launch arguments but the addresses. A call is recorded only if every address the
+kernel receives is an argument's own address (no copy, no workspace) or an output's, no two
+tensor arguments share an address, and no check read tensor values (``forbid``: e.g.
+``last_value`` with ``truncated`` scans the flags on every call). Anything else, and every call
+while a test or benchmark hook, a forced config or a launch hook is active, takes the whole path.
+"""
+import functools
+import inspect
+import threading
+
+import torch
+
+_plans: dict = {}     # signature -> _Plan, or None for "take the whole path"
+_MAX_PLANS = 4096
+_gate = None          # () -> bool: replays allowed now (set by the kernel launcher)
+_local = threading.local()   # .rec: the _Recorder of this thread's call being recorded
+
+
+class _Recorder:
+    def __init__(self):
+        self.launches = []      # (compiled kernel, grid, args, objs, consts, device)
+        self.ok = True
+
+
+def forbid() -> None:
+    """Called by a check that reads tensor values: the current call must not be replayed."""
+    rec = getattr(_local, "rec", None)
+    if rec is not None:
+        rec.ok = False
+
+
+def record_launch(ck, grid, args, objs, consts, device) -> None:
+    """Called by the launcher for a direct launch of a compiled kernel."""
+    rec = getattr(_local, "rec", None)
+    if rec is not None:
+        rec.launches.append((ck, grid, args, objs, consts, device))
+
+
+not_replayable = forbid   # the launcher, for launches it does not describe (Triton's own path)
+
+
+def forget() -> None:
+    """Drop every plan (the tuning DB was reloaded: configs may differ now)."""
+    _plans.clear()
+
+
+class _Plan:
+    __slots__ = ("ck", "grid", "args", "device", "ptrs", "dtype", "wrap", "n_out")
+
+    def run(self, primary, sources):
+        outs = [torch.empty_like(primary, dtype=self.dtype) for _ in range(self.n_out)]
+        a = self.args.copy()          # the launch's arguments then its constexprs
+        for slot, src in self.ptrs:
+            a[slot] = (outs[~src] if src < 0 else sources[src]).data_ptr()
+        ck, g = self.ck, self.grid
+        ck.run(g[0], g[1], 1, torch._C._cuda_getCurrentRawStream(self.device), ck.function,
+               ck.packed_metadata, None, None, None, *a)
+        return self.wrap(outs)
+
+
+def _describe(x):
+    if isinstance(x, torch.Tensor):
+        return (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15)
+    return type(x), x     # gamma=True is rejected where gamma=1.0 is not, and True == 1.0
+
+
+def replayable(fn):
+    """Decorate a public estimator: replay its recorded plan for a known signature."""
+    params = list(inspect.signature(fn).parameters)
+    primary_name = params[0]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _gate is None or not _gate():
+            return fn(*args, **kwargs)
+        try:
+            key = (fn, *map(_describe, args), *[(k, _describe(v)) for k, v in kwargs.items()])
+            plan = _plans.get(key, False)
+        except TypeError:                     # an unhashable argument: no signature
+            return fn(*args, **kwargs)
+        if plan is False:
+            return _record(fn, key, args, kwargs, primary_name)
+        if plan is None or torch.cuda.current_device() != plan.device:
+            return fn(*args, **kwargs)
+        primary = args[0] if args else kwargs[primary_name]
+        return plan.run(primary, (*args, *kwargs.values()))
+
+    return call
+
+
+def _record(fn, key, args, kwargs, primary_name):
+    rec = _local.rec = _Recorder()
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        _local.rec = None
+    if len(_plans) >= _MAX_PLANS:     # many distinct signatures: start over rather than grow
+        _plans.clear()
+    _plans[key] = _plan(rec, result, args, kwargs, primary_name)
+    return result
+
+
+def _plan(rec, result, args, kwargs, primary_name):
+    """The plan for a recorded call, or None when it cannot be replayed."""
+    if not rec.ok or len(rec.launches) != 1:
+        return None
+    ck, grid, launch_args, objs, consts, device = rec.launches[0]
+    outs = list(result) if isinstance(result, tuple) else [result]
+    sources = (*args, *kwargs.values())
+    owner = {}                        # address -> source index (outputs: ~k)
+    for i, x in enumerate(sources):
+        if isinstance(x, torch.Tensor) and x.numel():
+            if x.data_ptr() in owner:
+                return None           # two arguments share an address: ambiguous
+            owner[x.data_ptr()] = i
+    primary = args[0] if args else kwargs[primary_name]
+    for k, o in enumerate(outs):
+        if o.data_ptr() in owner:
+            return None
+        owner[o.data_ptr()] = ~k
+        # the replay allocates outputs like this; the recorded ones must have come out the same
+        probe = torch.empty_like(primary, dtype=o.dtype)
+        if probe.stride() != o.stride() or probe.shape != o.shape or o.dtype != outs[0].dtype:
+            return None
+    ptrs = []
+    for slot, _ in objs:
+        src = owner.get(launch_args[slot])
+        if src is None:
+            return None               # a copy or a workspace: not an argument's own memory
+        ptrs.append((slot, src))
+    plan = _Plan()
+    plan.ck, plan.grid, plan.args, plan.device = ck, grid, [*launch_args, *consts], device
+    plan.ptrs, plan.dtype, plan.n_out = tuple(ptrs), outs[0].dtype, len(outs)
+    plan.wrap = (lambda o, t=type(result): t(*o)) if isinstance(result, tuple) else \
+        (lambda o: o[0])
+    return plan

@@ -1,0 +1,237 @@
+"""Recorded launch plans (rlscan/_replay.py): a repeated call signature launches exactly what
+the whole path would have launched, and every call the plan cannot describe takes the whole
+path. On CPU a stand-in for the compiled launcher captures the argument lists; on CUDA the
+outputs are compared bitwise."""
+import pytest
+import torch
+
+import rlscan
+from rlscan import _layout, _replay, tuning
+from rlscan.kernels import launch
+
+from cases import ESTIMATORS, call, make
+
+
+class _Launcher:
+    """Stands in for Triton's compiled launcher: keeps the argument list of every launch."""
+    function, packed_metadata = 0, None
+
+    def __init__(self):
+        self.launches = []
+
+    def run(self, gx, gy, gz, stream, function, meta, launch_meta, enter, exit_, *args):
+        self.launches.append(((gx, gy), list(args)))
+
+
+@pytest.fixture
+def fake_direct_launch(monkeypatch):
+    """The CUDA path's direct launches, on CPU tensors: launch._run hands the stand-in
+    launcher the call's ints and reports the launch to _replay, as it does on a GPU."""
+    ck = _Launcher()
+
+    def run(kernel, grid, args, objs, consts, options, spec):
+        ck.run(grid[0], grid[1], 1, 0, 0, None, None, None, None, *args, *consts)
+        _replay.record_launch(ck, grid, args, objs, consts, 0)
+
+    monkeypatch.setattr(launch, "_run", run)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
+    monkeypatch.setattr(_replay, "_gate", launch._replay_allowed)
+    monkeypatch.setattr(_replay, "_plans", {})
+    return ck
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _normalised(args, outs):
+    # output addresses differ between calls (fresh allocations): name them instead
+    names = {o.data_ptr(): f"out{k}" for k, o in enumerate(outs)}
+    return [names.get(a, a) if isinstance(a, int) else a for a in args]
+
+
+def _plans():
+    return [p for p in _replay._plans.values() if p is not None]
+
+
+def _variants():
+    for est in ESTIMATORS:
+        yield est, {}
+    yield "gae", {"encoding": "next_values"}
+    yield "gae", {"encoding": "last_value"}
+    yield "vtrace", {"target_logp": True}
+    yield "gae", {"time_major": True}
+    yield "lambda_returns", {"batch": True}
+    yield "gae", {"bf16": True}
+    yield "discounted_returns", {"gamma_tensor": True}
+    yield "episodic_cumsum", {"out_dtype": torch.bfloat16}
+
+
+def _inputs(est, opts, seed):
+    shape = (2, 3, 20) if opts.get("batch") else (5, 20)
+    kw, _ = make(est, shape, seed=seed, encoding=opts.get("encoding", "bootstrap"))
+    if opts.get("target_logp"):
+        kw["target_logp"] = kw.pop("log_ratio")
+        kw["behaviour_logp"] = torch.randn(shape)
+    if opts.get("time_major"):
+        kw = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+              for k, v in kw.items()}
+        kw["time_dim"] = 0
+    if opts.get("bf16"):
+        kw = {k: (v.bfloat16() if isinstance(v, torch.Tensor) and v.is_floating_point() else v)
+              for k, v in kw.items()}
+    if opts.get("gamma_tensor"):
+        kw["gamma"] = torch.rand(shape[0], 1) * 0.5 + 0.5        # per row, broadcast
+    if "out_dtype" in opts:
+        kw["out_dtype"] = opts["out_dtype"]
+    return kw
+
+
+@pytest.mark.parametrize("est, opts", list(_variants()),
+                         ids=[f"{e}-{'-'.join(o) or 'default'}" for e, o in _variants()])
+def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launch, est, opts):
+    ck = fake_direct_launch
+    call(est, _inputs(est, opts, seed=1))                      # records
+    assert len(_plans()) == 1
+    second = _inputs(est, opts, seed=2)
+    replayed = _outputs(call(est, second))                     # replays
+    (grid_r, args_r), = ck.launches[1:]
+    _replay._gate, ck.launches = None, []
+    whole = _outputs(call(est, second))                        # the whole path, same inputs
+    (grid_w, args_w), = ck.launches
+    assert grid_r == grid_w
+    assert _normalised(args_r, replayed) == _normalised(args_w, whole)
+    for r, w in zip(replayed, whole):
+        assert (r.shape, r.stride(), r.dtype) == (w.shape, w.stride(), w.dtype)
+    assert type(call(est, second)) is type(call(est, second))
+
+
+def test_value_checked_calls_are_never_replayed(fake_direct_launch):
+    """last_value cannot express interior truncations, which is a check of the flags' values:
+    a call that passed it must not let a later call with interior truncations through."""
+    kw, _ = make("gae", (3, 20), seed=1, encoding="last_value")
+    kw["truncated"] = torch.zeros(3, 20, dtype=torch.bool)
+    call("gae", kw)
+    assert _plans() == []
+    kw["truncated"] = kw["truncated"].clone()
+    kw["truncated"][0, 5] = True
+    kw["terminated"] = torch.zeros(3, 20, dtype=torch.bool)
+    with pytest.raises(ValueError, match="interior truncations"):
+        call("gae", kw)
+
+
+def test_copies_shared_addresses_and_spans_take_the_whole_path(fake_direct_launch):
+    ck = fake_direct_launch
+    kw, _ = make("episodic_cumsum", (4, 20), seed=1)
+    kw["seed"] = torch.randn(8)[::2]                # per-row input copied to be contiguous
+    call("episodic_cumsum", kw)
+    kw, _ = make("gae", (4, 20), seed=1)
+    kw["bootstrap_values"] = kw["values"]           # one tensor passed twice
+    call("gae", kw)
+    kw, _ = make("gae", (2, 1000), seed=1)          # few rows, long rows: spans (two launches)
+    call("gae", kw)
+    assert len(ck.launches) == 4
+    assert _plans() == []
+    assert len(_replay._plans) == 3                 # each signature decided once
+
+
+def test_new_signatures_and_bad_input_take_the_whole_path(fake_direct_launch):
+    kw, _ = make("gae", (4, 20), seed=1)
+    call("gae", kw)
+    assert len(_plans()) == 1
+    call("gae", kw, gamma=0.5)                      # another scalar: another plan
+    call("gae", {k: (v[:3] if isinstance(v, torch.Tensor) else v) for k, v in kw.items()})
+    assert len(_plans()) == 3
+    with pytest.raises(ValueError, match="gamma"):
+        call("gae", kw, gamma=1.5)
+    call("gae", kw, gamma=1.0)
+    with pytest.raises(TypeError, match="gamma"):
+        call("gae", kw, gamma=True)                 # True == 1.0, yet not a valid gamma
+    with pytest.raises(ValueError, match="values has shape"):
+        call("gae", kw, values=kw["values"][:, :10])
+    with pytest.raises(TypeError, match="float64"):
+        call("gae", kw, rewards=kw["rewards"].double())
+
+
+def test_hooks_and_forced_configs_bypass_plans(fake_direct_launch, monkeypatch):
+    ck = fake_direct_launch
+    kw, _ = make("gae", (4, 20), seed=1)
+    call("gae", kw)
+    replays = []
+    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replays.append(a))
+    with launch.force_config(BLOCK_N=1, BLOCK_T=8, num_warps=1):
+        call("gae", kw)
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", True)
+    call("gae", kw)
+    assert replays == [] and len(ck.launches) == 3
+
+
+def test_reloading_the_tuning_db_drops_plans(fake_direct_launch):
+    kw, _ = make("gae", (4, 20), seed=1)
+    call("gae", kw)
+    assert len(_plans()) == 1
+    tuning.load()
+    assert _plans() == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(300, 128), (64, 2048)])
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("est", ESTIMATORS + ["linear_scan"])
+def test_replays_give_the_whole_paths_outputs_bitwise(monkeypatch, est, time_major, shape):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
+    monkeypatch.setattr(_replay, "_plans", {})
+
+    def inputs(seed):
+        if est == "linear_scan":
+            g = torch.Generator().manual_seed(seed)
+            kw = dict(a=torch.rand(shape, generator=g), b=torch.randn(shape, generator=g),
+                      init=torch.randn(shape[0], generator=g))
+        else:
+            kw, _ = make(est, shape, seed=seed)
+        kw = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+        if time_major:
+            kw = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2
+                      else v) for k, v in kw.items()}
+            kw["time_dim"] = 0
+        return kw
+
+    call(est, inputs(1))
+    assert len(_plans()) == 1
+    second = inputs(2)
+    replayed = _outputs(call(est, second))
+    monkeypatch.setattr(_replay, "_gate", None)
+    whole = _outputs(call(est, second))
+    for r, w in zip(replayed, whole):
+        assert (r.shape, r.stride(), r.dtype) == (w.shape, w.stride(), w.dtype)
+        torch.testing.assert_close(r, w, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.gpu
+def test_replayed_calls_capture_in_a_cuda_graph(monkeypatch):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
+    monkeypatch.setattr(_replay, "_plans", {})
+    kw, _ = make("vtrace", (512, 128), seed=1)
+    static = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    rlscan.vtrace(**static)                                  # records, outside the capture
+    assert len(_plans()) == 1
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        vs, pg = rlscan.vtrace(**static)                     # replays into the graph
+    fresh, _ = make("vtrace", (512, 128), seed=2)
+    for k, v in fresh.items():
+        if isinstance(v, torch.Tensor):
+            static[k].copy_(v)
+    graph.replay()
+    monkeypatch.setattr(_replay, "_gate", None)
+    expected = rlscan.vtrace(**static)
+    torch.testing.assert_close(vs, expected.vs, rtol=0, atol=0)
+    torch.testing.assert_close(pg, expected.pg_advantages, rtol=0, atol=0)
