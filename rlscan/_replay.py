@@ -2,10 +2,11 @@
 
 A training loop calls an estimator with tensors of the same shapes, strides, dtypes and
 device, and the same scalar arguments, every step. The first such call runs the whole path
-(validation, layout, Problem, config lookup, launch arguments) and, when that path ended in a
-single direct kernel launch, records a plan: the launch's argument list with the tensor
-addresses marked by which argument or output they came from. Later calls with the same
-signature only read their tensors' addresses, allocate the outputs and launch.
+(validation, layout, Problem, config lookup, launch arguments) and, when that path ended in
+direct launches of compiled kernels, records a plan: each launch's argument list with its
+addresses marked by where they came from (an argument, an output, or an offset into a
+workspace the launcher allocated). Later calls with the same signature only read their
+tensors' addresses, allocate outputs and workspaces, and launch.
 
 Why: on the H200's host the derivation cost ~34 us of a 47 us GAE call at 4096x128 (front end
 17.7, launch arguments 16.5, the compiled launcher itself 6.1; 2026-11-30), against a device
@@ -13,12 +14,14 @@ time of 4.6 us.
 
 What makes a replay exactly the recorded path: the signature holds everything validation and
 the derivation read (each tensor's shape, strides, dtype, device and 16-byte alignment, every
-other argument's value, the current CUDA device), so they would reach the same decisions and
-the same launch arguments but the addresses. A call is recorded only if every address the
-kernel receives is an argument's own address (no copy, no workspace) or an output's, no two
-tensor arguments share an address, and no check read tensor values (``forbid``: e.g.
+other argument's value by type and value, the current CUDA device), so the whole path would
+reach the same decisions and launch arguments but the addresses. A call is recorded only if
+every address a kernel receives is an argument's own (no copy), an output's or a recorded
+workspace's, no two tensor arguments share an address, every launch was direct (the spans'
+carry pass goes through Triton's own path), and no check read tensor values (``forbid``:
 ``last_value`` with ``truncated`` scans the flags on every call). Anything else, and every call
-while a test or benchmark hook, a forced config or a launch hook is active, takes the whole path.
+while a test or benchmark hook, a forced config or a launch hook is active, takes the whole
+path.
 """
 import functools
 import inspect
@@ -35,6 +38,7 @@ _local = threading.local()   # .rec: the _Recorder of this thread's call being r
 class _Recorder:
     def __init__(self):
         self.launches = []      # (compiled kernel, grid, args, objs, consts, device)
+        self.workspaces = []    # (address, bytes, shape, dtype, fill or None)
         self.ok = True
 
 
@@ -52,6 +56,14 @@ def record_launch(ck, grid, args, objs, consts, device) -> None:
         rec.launches.append((ck, grid, args, objs, consts, device))
 
 
+def record_workspace(w: torch.Tensor, fill=None) -> None:
+    """Called by the launcher for a scratch tensor it allocated (``fill``: its initial value)."""
+    rec = getattr(_local, "rec", None)
+    if rec is not None:
+        rec.workspaces.append((w.data_ptr(), w.numel() * w.element_size(), tuple(w.shape),
+                               w.dtype, fill))
+
+
 not_replayable = forbid   # the launcher, for launches it does not describe (Triton's own path)
 
 
@@ -61,16 +73,22 @@ def forget() -> None:
 
 
 class _Plan:
-    __slots__ = ("ck", "grid", "args", "device", "ptrs", "dtype", "wrap", "n_out")
+    __slots__ = ("launches", "workspaces", "device", "dtype", "wrap", "n_out")
 
     def run(self, primary, sources):
         outs = [torch.empty_like(primary, dtype=self.dtype) for _ in range(self.n_out)]
-        a = self.args.copy()          # the launch's arguments then its constexprs
-        for slot, src in self.ptrs:
-            a[slot] = (outs[~src] if src < 0 else sources[src]).data_ptr()
-        ck, g = self.ck, self.grid
-        ck.run(g[0], g[1], 1, torch._C._cuda_getCurrentRawStream(self.device), ck.function,
-               ck.packed_metadata, None, None, None, *a)
+        ws = [(torch.empty(shape, dtype=dt, device=primary.device) if fill is None else
+               torch.full(shape, fill, dtype=dt, device=primary.device)).data_ptr()
+              for shape, dt, fill in self.workspaces]
+        stream = torch._C._cuda_getCurrentRawStream(self.device)
+        for ck, g, args, ptrs in self.launches:
+            a = args.copy()           # the launch's arguments then its constexprs
+            for slot, src in ptrs:
+                if type(src) is int:  # an argument (>= 0) or an output (~k)
+                    a[slot] = (outs[~src] if src < 0 else sources[src]).data_ptr()
+                else:                 # (workspace, byte offset)
+                    a[slot] = ws[src[0]] + src[1]
+            ck.run(g[0], g[1], 1, stream, ck.function, ck.packed_metadata, None, None, None, *a)
         return self.wrap(outs)
 
 
@@ -118,9 +136,8 @@ def _record(fn, key, args, kwargs, primary_name):
 
 def _plan(rec, result, args, kwargs, primary_name):
     """The plan for a recorded call, or None when it cannot be replayed."""
-    if not rec.ok or len(rec.launches) != 1:
+    if not rec.ok or not rec.launches:
         return None
-    ck, grid, launch_args, objs, consts, device = rec.launches[0]
     outs = list(result) if isinstance(result, tuple) else [result]
     sources = (*args, *kwargs.values())
     owner = {}                        # address -> source index (outputs: ~k)
@@ -138,15 +155,25 @@ def _plan(rec, result, args, kwargs, primary_name):
         probe = torch.empty_like(primary, dtype=o.dtype)
         if probe.stride() != o.stride() or probe.shape != o.shape or o.dtype != outs[0].dtype:
             return None
-    ptrs = []
-    for slot, _ in objs:
-        src = owner.get(launch_args[slot])
-        if src is None:
-            return None               # a copy or a workspace: not an argument's own memory
-        ptrs.append((slot, src))
+
+    def source(addr):
+        if addr in owner:
+            return owner[addr]
+        for w, (base, size, *_) in enumerate(rec.workspaces):
+            if base <= addr < base + size:
+                return w, addr - base
+        return None                   # a copy: not an argument's own memory
+
+    launches = []
+    for ck, grid, launch_args, objs, consts, device in rec.launches:
+        ptrs = tuple((slot, source(launch_args[slot])) for slot, _ in objs)
+        if any(src is None for _, src in ptrs) or device != rec.launches[0][5]:
+            return None
+        launches.append((ck, grid, [*launch_args, *consts], ptrs))
     plan = _Plan()
-    plan.ck, plan.grid, plan.args, plan.device = ck, grid, [*launch_args, *consts], device
-    plan.ptrs, plan.dtype, plan.n_out = tuple(ptrs), outs[0].dtype, len(outs)
+    plan.launches, plan.device = tuple(launches), rec.launches[0][5]
+    plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
+    plan.dtype, plan.n_out = outs[0].dtype, len(outs)
     plan.wrap = (lambda o, t=type(result): t(*o)) if isinstance(result, tuple) else \
         (lambda o: o[0])
     return plan

@@ -8,6 +8,7 @@ import torch
 import rlscan
 from rlscan import _layout, _replay, tuning
 from rlscan.kernels import launch
+from rlscan.kernels.scan import fused_scan_kernel
 
 from cases import ESTIMATORS, call, make
 
@@ -47,10 +48,20 @@ def _outputs(out):
     return list(out) if isinstance(out, tuple) else [out]
 
 
-def _normalised(args, outs):
-    # output addresses differ between calls (fresh allocations): name them instead
+_WORKSPACE_SLOTS = [fused_scan_kernel.arg_names.index(n) for n in ("WA", "WB", "WC")]
+
+
+def _normalised(launches, outs):
+    # output and workspace addresses differ between calls (fresh allocations): name outputs,
+    # and give workspace slots as offsets from the first
     names = {o.data_ptr(): f"out{k}" for k, o in enumerate(outs)}
-    return [names.get(a, a) if isinstance(a, int) else a for a in args]
+    normal = []
+    for grid, args in launches:
+        a = [names.get(x, x) if isinstance(x, int) else x for x in args]
+        for i in _WORKSPACE_SLOTS:
+            a[i] = ("workspace", args[i] - args[_WORKSPACE_SLOTS[0]])
+        normal.append((grid, a))
+    return normal
 
 
 def _plans():
@@ -68,10 +79,14 @@ def _variants():
     yield "gae", {"bf16": True}
     yield "discounted_returns", {"gamma_tensor": True}
     yield "episodic_cumsum", {"out_dtype": torch.bfloat16}
+    yield "gae", {"spans": True}
+    yield "vtrace", {"spans": True, "time_major": True}
+    yield "eligibility_traces", {"spans": True}
 
 
 def _inputs(est, opts, seed):
-    shape = (2, 3, 20) if opts.get("batch") else (5, 20)
+    # few rows, long rows: the heuristic splits them into spans (two launches, a workspace)
+    shape = (2, 3, 20) if opts.get("batch") else (2, 1000) if opts.get("spans") else (5, 20)
     kw, _ = make(est, shape, seed=seed, encoding=opts.get("encoding", "bootstrap"))
     if opts.get("target_logp"):
         kw["target_logp"] = kw.pop("log_ratio")
@@ -96,14 +111,14 @@ def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launc
     ck = fake_direct_launch
     call(est, _inputs(est, opts, seed=1))                      # records
     assert len(_plans()) == 1
+    n = len(ck.launches)
+    assert n == (2 if opts.get("spans") else 1)
     second = _inputs(est, opts, seed=2)
     replayed = _outputs(call(est, second))                     # replays
-    (grid_r, args_r), = ck.launches[1:]
+    launches_r = ck.launches[n:]
     _replay._gate, ck.launches = None, []
     whole = _outputs(call(est, second))                        # the whole path, same inputs
-    (grid_w, args_w), = ck.launches
-    assert grid_r == grid_w
-    assert _normalised(args_r, replayed) == _normalised(args_w, whole)
+    assert _normalised(launches_r, replayed) == _normalised(ck.launches, whole)
     for r, w in zip(replayed, whole):
         assert (r.shape, r.stride(), r.dtype) == (w.shape, w.stride(), w.dtype)
     assert type(call(est, second)) is type(call(est, second))
@@ -123,7 +138,8 @@ def test_value_checked_calls_are_never_replayed(fake_direct_launch):
         call("gae", kw)
 
 
-def test_copies_shared_addresses_and_spans_take_the_whole_path(fake_direct_launch):
+def test_copies_shared_addresses_and_carry_passes_take_the_whole_path(fake_direct_launch,
+                                                                      monkeypatch):
     ck = fake_direct_launch
     kw, _ = make("episodic_cumsum", (4, 20), seed=1)
     kw["seed"] = torch.randn(8)[::2]                # per-row input copied to be contiguous
@@ -131,7 +147,9 @@ def test_copies_shared_addresses_and_spans_take_the_whole_path(fake_direct_launc
     kw, _ = make("gae", (4, 20), seed=1)
     kw["bootstrap_values"] = kw["values"]           # one tensor passed twice
     call("gae", kw)
-    kw, _ = make("gae", (2, 1000), seed=1)          # few rows, long rows: spans (two launches)
+    monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    monkeypatch.setattr(launch, "chunk_carry_kernel", {(2,): lambda *a, **k: None})
+    kw, _ = make("gae", (2, 1000), seed=1)          # spans with a carry pass through Triton
     call("gae", kw)
     assert len(ck.launches) == 4
     assert _plans() == []
@@ -201,10 +219,15 @@ def test_replays_give_the_whole_paths_outputs_bitwise(monkeypatch, est, time_maj
             kw["time_dim"] = 0
         return kw
 
+    replays = []
+    run = _replay._Plan.run
+    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replays.append(1) or run(*a))
     call(est, inputs(1))
-    assert len(_plans()) == 1
+    # short rows always get a plan (spans with a carry pass through Triton never do)
+    assert len(_plans()) == 1 or shape[1] > 128
     second = inputs(2)
     replayed = _outputs(call(est, second))
+    assert len(replays) == len(_plans())
     monkeypatch.setattr(_replay, "_gate", None)
     whole = _outputs(call(est, second))
     for r, w in zip(replayed, whole):

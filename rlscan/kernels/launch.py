@@ -157,11 +157,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
              consts + (0, 0) + block, options, spec)
         return
-    _replay.not_replayable()     # workspaces and several launches: not described to _replay
     if strategy == "lookback":
         # one launch: every span publishes its summary and leaving value to an all-ones
         # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
         ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
+        _replay.record_workspace(ws, fill=-1)
         _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws[0], ws[1], d), K,
                                                             tail),
              consts + (3, 0) + block, options, spec)
@@ -173,9 +173,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     fold = max(_np2(K), cfg["BLOCK_T"])
     fold = fold if cfg["BLOCK_N"] * fold <= _FOLD_PER_THREAD * 32 * options[0] else 0
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
+    _replay.record_workspace(wa)
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
     _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0) + block, options, spec)
     if fold == 0:
+        _replay.not_replayable()    # a launch through Triton's own path, not described
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
         chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
                                     HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
