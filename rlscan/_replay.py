@@ -73,29 +73,30 @@ def forget() -> None:
 
 
 class _Plan:
-    __slots__ = ("launches", "workspaces", "device", "dtype", "wrap", "n_out")
+    __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "wrap", "n_out")
 
     def run(self, primary, sources):
         outs = [torch.empty_like(primary, dtype=self.dtype) for _ in range(self.n_out)]
         ws = [(torch.empty(shape, dtype=dt, device=primary.device) if fill is None else
                torch.full(shape, fill, dtype=dt, device=primary.device)).data_ptr()
               for shape, dt, fill in self.workspaces]
+        # every distinct address once: the arguments used, the outputs, workspace places
+        addrs = [sources[i].data_ptr() for i in self.used]
+        addrs += [o.data_ptr() for o in outs]
+        addrs += [ws[w] + off for w, off in self.places]
         stream = torch._C._cuda_getCurrentRawStream(self.device)
-        for ck, g, args, ptrs in self.launches:
+        for ck, g, args, fills in self.launches:
             a = args.copy()           # the launch's arguments then its constexprs
-            for slot, src in ptrs:
-                if type(src) is int:  # an argument (>= 0) or an output (~k)
-                    a[slot] = (outs[~src] if src < 0 else sources[src]).data_ptr()
-                else:                 # (workspace, byte offset)
-                    a[slot] = ws[src[0]] + src[1]
+            for slot, j in fills:
+                a[slot] = addrs[j]
             ck.run(g[0], g[1], 1, stream, ck.function, ck.packed_metadata, None, None, None, *a)
         return self.wrap(outs)
 
 
-def _describe(x):
-    if isinstance(x, torch.Tensor):
-        return (x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15)
-    return type(x), x     # gamma=True is rejected where gamma=1.0 is not, and True == 1.0
+# The signature of one argument: a tensor's shape, strides, dtype, device and 16-byte
+# alignment; anything else by type and value (gamma=True is rejected where gamma=1.0 is not, and
+# True == 1.0). Written out inline in ``replayable``.
+Tensor = torch.Tensor
 
 
 def replayable(fn):
@@ -107,17 +108,20 @@ def replayable(fn):
     def call(*args, **kwargs):
         if _gate is None or not _gate():
             return fn(*args, **kwargs)
+        sources = (*args, *kwargs.values())
         try:
-            key = (fn, *map(_describe, args), *[(k, _describe(v)) for k, v in kwargs.items()])
+            # each argument's signature (see Tensor above), inline: a function call per
+            # argument cost ~10% of a replay
+            key = (fn, *[(x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15)
+                         if isinstance(x, Tensor) else (type(x), x) for x in sources], *kwargs)
             plan = _plans.get(key, False)
         except TypeError:                     # an unhashable argument: no signature
             return fn(*args, **kwargs)
         if plan is False:
             return _record(fn, key, args, kwargs, primary_name)
-        if plan is None or torch.cuda.current_device() != plan.device:
+        if plan is None or torch._C._cuda_getDevice() != plan.device:
             return fn(*args, **kwargs)
-        primary = args[0] if args else kwargs[primary_name]
-        return plan.run(primary, (*args, *kwargs.values()))
+        return plan.run(args[0] if args else kwargs[primary_name], sources)
 
     return call
 
@@ -164,14 +168,22 @@ def _plan(rec, result, args, kwargs, primary_name):
                 return w, addr - base
         return None                   # a copy: not an argument's own memory
 
-    launches = []
+    launches, at = [], {}             # at: source -> its index in a replay's address list
     for ck, grid, launch_args, objs, consts, device in rec.launches:
-        ptrs = tuple((slot, source(launch_args[slot])) for slot, _ in objs)
-        if any(src is None for _, src in ptrs) or device != rec.launches[0][5]:
+        srcs = [source(launch_args[slot]) for slot, _ in objs]
+        if None in srcs or device != rec.launches[0][5]:
             return None
-        launches.append((ck, grid, [*launch_args, *consts], ptrs))
+        for src in srcs:
+            at.setdefault(src, None)
+        launches.append((ck, grid, [*launch_args, *consts], [slot for slot, _ in objs], srcs))
+    used = [s for s in at if type(s) is int and s >= 0]
+    places = [s for s in at if type(s) is tuple]
+    order = used + [~k for k in range(len(outs))] + places
+    at = {s: j for j, s in enumerate(order)}
     plan = _Plan()
-    plan.launches, plan.device = tuple(launches), rec.launches[0][5]
+    plan.launches = tuple((ck, grid, args, tuple(zip(slots, (at[s] for s in srcs))))
+                          for ck, grid, args, slots, srcs in launches)
+    plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][5]
     plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
     plan.dtype, plan.n_out = outs[0].dtype, len(outs)
     plan.wrap = (lambda o, t=type(result): t(*o)) if isinstance(result, tuple) else \

@@ -36,6 +36,7 @@ def fake_direct_launch(monkeypatch):
 
     monkeypatch.setattr(launch, "_run", run)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
     monkeypatch.setenv("RLSCAN_INTERPRET", "1")
     monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
