@@ -17,8 +17,9 @@ the derivation read (each tensor's shape, strides, dtype, device and 16-byte ali
 other argument's value by type and value, the current CUDA device), so the whole path would
 reach the same decisions and launch arguments but the addresses. A call is recorded only if
 every address a kernel receives is an argument's own (no copy), an output's or a recorded
-workspace's, no two tensor arguments share an address, every launch was direct (the spans'
-carry pass goes through Triton's own path), and no check read tensor values (``forbid``:
+workspace's, no two tensor arguments share an address, every launch was direct (none through
+Triton's own path: a profiler's launch hook, a Triton version the launcher was not checked
+against), and no check read tensor values (``forbid``:
 ``last_value`` with ``truncated`` scans the flags on every call). Anything else, and every call
 while a test or benchmark hook, a forced config or a launch hook is active, takes the whole
 path.

@@ -212,21 +212,23 @@ def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
     driver query per argument there) and records which tensor each one is, so the first launch,
     through Triton's JIT, specialises on the tensors themselves."""
     from rlscan.kernels import launch
-    from rlscan.kernels.scan import fused_scan_kernel
+    from rlscan.kernels.scan import chunk_carry_kernel, fused_scan_kernel
     calls = []
-    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec:
-                        calls.append((args, objs, consts)))
+    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
+                        names=launch._CONSTEXPRS: calls.append((kernel, args, objs, consts)))
     if fold == "carry_pass":
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
     monkeypatch.setenv("RLSCAN_INTERPRET", "1")
     kw, _ = make("vtrace", (3, 70), seed=1)
     with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1):
         call("vtrace", kw, "cpu")
-    assert len(calls) == (1 if strategy != "chunked" else 2)
-    names = fused_scan_kernel.arg_names
+    kernels = {"fold": [fused_scan_kernel] * 2,
+               "carry_pass": [fused_scan_kernel, chunk_carry_kernel, fused_scan_kernel]}
+    assert [k for k, *_ in calls] == kernels.get(fold, [fused_scan_kernel])
     pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
                 "O1", "WA", "WB", "WC"}
-    for args, objs, consts in calls:
+    for kernel, args, objs, consts in calls:
+        names = kernel.arg_names
         assert len(args) + len(consts) == len(names)
         assert not any(isinstance(a, torch.Tensor) for a in args)
         assert sorted(i for i, _ in objs) == [i for i, n in enumerate(names) if n in pointers]

@@ -8,7 +8,7 @@ import torch
 import rlscan
 from rlscan import _layout, _replay, tuning
 from rlscan.kernels import launch
-from rlscan.kernels.scan import fused_scan_kernel
+from rlscan.kernels.scan import chunk_carry_kernel, fused_scan_kernel
 
 from cases import ESTIMATORS, call, make
 
@@ -30,7 +30,7 @@ def fake_direct_launch(monkeypatch):
     launcher the call's ints and reports the launch to _replay, as it does on a GPU."""
     ck = _Launcher()
 
-    def run(kernel, grid, args, objs, consts, options, spec):
+    def run(kernel, grid, args, objs, consts, options, spec, names=None):
         ck.run(grid[0], grid[1], 1, 0, 0, None, None, None, None, *args, *consts)
         _replay.record_launch(ck, grid, args, objs, consts, 0)
 
@@ -49,18 +49,21 @@ def _outputs(out):
     return list(out) if isinstance(out, tuple) else [out]
 
 
-_WORKSPACE_SLOTS = [fused_scan_kernel.arg_names.index(n) for n in ("WA", "WB", "WC")]
-
-
-def _normalised(launches, outs):
-    # output and workspace addresses differ between calls (fresh allocations): name outputs,
-    # and give workspace slots as offsets from the first
+def _normalised(launches, outs, inputs):
+    # outputs and workspaces are fresh allocations at other addresses in every call: name the
+    # outputs, and give every workspace address as its offset from the first launch's WA
     names = {o.data_ptr(): f"out{k}" for k, o in enumerate(outs)}
+    given = {x.data_ptr() for x in inputs.values() if isinstance(x, torch.Tensor)}
+    base = launches[0][1][fused_scan_kernel.arg_names.index("WA")]
     normal = []
     for grid, args in launches:
+        kernel = fused_scan_kernel if len(args) == len(fused_scan_kernel.arg_names) \
+            else chunk_carry_kernel
         a = [names.get(x, x) if isinstance(x, int) else x for x in args]
-        for i in _WORKSPACE_SLOTS:
-            a[i] = ("workspace", args[i] - args[_WORKSPACE_SLOTS[0]])
+        for name in ("WA", "WB", "WC", "ROW0"):
+            i = kernel.arg_names.index(name)
+            if args[i] not in given and args[i] not in names:
+                a[i] = ("workspace", args[i] - base)
         normal.append((grid, a))
     return normal
 
@@ -83,11 +86,17 @@ def _variants():
     yield "gae", {"spans": True}
     yield "vtrace", {"spans": True, "time_major": True}
     yield "eligibility_traces", {"spans": True}
+    yield "gae", {"spans": True, "carry_pass": True}
+    yield "linear_scan", {"spans": True, "carry_pass": True}
 
 
 def _inputs(est, opts, seed):
     # few rows, long rows: the heuristic splits them into spans (two launches, a workspace)
     shape = (2, 3, 20) if opts.get("batch") else (2, 1000) if opts.get("spans") else (5, 20)
+    if est == "linear_scan":
+        g = torch.Generator().manual_seed(seed)
+        return dict(a=torch.rand(shape, generator=g), b=torch.randn(shape, generator=g),
+                    init=torch.randn(shape[0], generator=g))
     kw, _ = make(est, shape, seed=seed, encoding=opts.get("encoding", "bootstrap"))
     if opts.get("target_logp"):
         kw["target_logp"] = kw.pop("log_ratio")
@@ -108,18 +117,21 @@ def _inputs(est, opts, seed):
 
 @pytest.mark.parametrize("est, opts", list(_variants()),
                          ids=[f"{e}-{'-'.join(o) or 'default'}" for e, o in _variants()])
-def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launch, est, opts):
+def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launch, monkeypatch,
+                                                              est, opts):
     ck = fake_direct_launch
+    if opts.get("carry_pass"):      # summaries folded by a third launch in between
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
     call(est, _inputs(est, opts, seed=1))                      # records
     assert len(_plans()) == 1
     n = len(ck.launches)
-    assert n == (2 if opts.get("spans") else 1)
+    assert n == (3 if opts.get("carry_pass") else 2 if opts.get("spans") else 1)
     second = _inputs(est, opts, seed=2)
     replayed = _outputs(call(est, second))                     # replays
     launches_r = ck.launches[n:]
     _replay._gate, ck.launches = None, []
     whole = _outputs(call(est, second))                        # the whole path, same inputs
-    assert _normalised(launches_r, replayed) == _normalised(ck.launches, whole)
+    assert _normalised(launches_r, replayed, second) == _normalised(ck.launches, whole, second)
     for r, w in zip(replayed, whole):
         assert (r.shape, r.stride(), r.dtype) == (w.shape, w.stride(), w.dtype)
     assert type(call(est, second)) is type(call(est, second))
@@ -139,8 +151,8 @@ def test_value_checked_calls_are_never_replayed(fake_direct_launch):
         call("gae", kw)
 
 
-def test_copies_shared_addresses_and_carry_passes_take_the_whole_path(fake_direct_launch,
-                                                                      monkeypatch):
+def test_copies_shared_addresses_and_tritons_own_launches_take_the_whole_path(
+        fake_direct_launch, monkeypatch):
     ck = fake_direct_launch
     kw, _ = make("episodic_cumsum", (4, 20), seed=1)
     kw["seed"] = torch.randn(8)[::2]                # per-row input copied to be contiguous
@@ -148,11 +160,14 @@ def test_copies_shared_addresses_and_carry_passes_take_the_whole_path(fake_direc
     kw, _ = make("gae", (4, 20), seed=1)
     kw["bootstrap_values"] = kw["values"]           # one tensor passed twice
     call("gae", kw)
-    monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
-    monkeypatch.setattr(launch, "chunk_carry_kernel", {(2,): lambda *a, **k: None})
-    kw, _ = make("gae", (2, 1000), seed=1)          # spans with a carry pass through Triton
-    call("gae", kw)
-    assert len(ck.launches) == 4
+    assert len(ck.launches) == 2
+    # a launch through Triton's own path (a profiler's launch hook, an unchecked Triton)
+    direct_run = launch._run
+    monkeypatch.setattr(launch, "_run", lambda *a, **k: (_replay.not_replayable(),
+                                                         direct_run(*a, **k)))
+    kw, _ = make("gae", (4, 20), seed=2)
+    call("gae", kw, gamma=0.5)
+    assert len(ck.launches) == 3
     assert _plans() == []
     assert len(_replay._plans) == 3                 # each signature decided once
 
@@ -197,14 +212,17 @@ def test_reloading_the_tuning_db_drops_plans(fake_direct_launch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", [(300, 128), (64, 2048)])
+@pytest.mark.parametrize("shape", [(300, 128), (64, 2048), (4, 8192)])
 @pytest.mark.parametrize("time_major", [False, True])
 @pytest.mark.parametrize("est", ESTIMATORS + ["linear_scan"])
 def test_replays_give_the_whole_paths_outputs_bitwise(monkeypatch, est, time_major, shape):
+    """(4, 8192): spans whose summaries go through the carry pass when they are chunked."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
     monkeypatch.setattr(_replay, "_plans", {})
+    if shape == (4, 8192):
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
 
     def inputs(seed):
         if est == "linear_scan":
@@ -224,8 +242,7 @@ def test_replays_give_the_whole_paths_outputs_bitwise(monkeypatch, est, time_maj
     run = _replay._Plan.run
     monkeypatch.setattr(_replay._Plan, "run", lambda *a: replays.append(1) or run(*a))
     call(est, inputs(1))
-    # short rows always get a plan (spans with a carry pass through Triton never do)
-    assert len(_plans()) == 1 or shape[1] > 128
+    assert len(_plans()) == 1      # every strategy launches directly on CUDA
     second = inputs(2)
     replayed = _outputs(call(est, second))
     assert len(replays) == len(_plans())

@@ -177,23 +177,26 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
     _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0) + block, options, spec)
     if fold == 0:
-        _replay.not_replayable()    # a launch through Triton's own path, not described
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
-        chunk_carry_kernel[(pb.N,)](wa[0], wa[1], wa[2], pb.row0 if init else wa, pb.N, K,
-                                    HAS_INIT=init, BLOCK_K=min(_np2(K), 1024), num_warps=4)
+        w = (wa[0], wa[1], wa[2], pb.row0 if init else wa)
+        _run(chunk_carry_kernel, (pb.N, 1), [x.data_ptr() for x in w] + [pb.N, K],
+             list(enumerate(w)), (init, min(_np2(K), 1024)), (4, 3),
+             (w[3].dtype, *(x.data_ptr() & 15 for x in w), pb.N, K), _CARRY_CONSTEXPRS)
     _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold) + block, options, spec)
 
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
                "PREFETCH", "BLOCK_N", "BLOCK_T")
-_compiled = {}   # (device, constexprs, options, argument specialisation) -> CompiledKernel
+_CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
+# (kernel, device, constexprs, options, argument specialisation) -> CompiledKernel
+_compiled = {}
 
 
-def _run(kernel, grid, args, objs, consts, options, spec) -> None:
-    """``kernel[grid](*args, **constexprs)``, the first time through Triton's JIT (with the
-    tensors ``objs`` (position, tensor) in place of their addresses), after that through the
-    compiled kernel's launcher directly.
+def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> None:
+    """``kernel[grid](*args, **dict(zip(names, consts)))``, the first time through Triton's JIT
+    (with the tensors ``objs`` (position, tensor) in place of their addresses), after that
+    through the compiled kernel's launcher directly.
 
     Why: Triton's per-call argument binding and specialisation cost ~30 us a launch of this
     ~60-argument kernel on the H200's host (a whole GAE call: 78 us, of which launch 43 us;
@@ -203,13 +206,13 @@ def _run(kernel, grid, args, objs, consts, options, spec) -> None:
     workers (they wrap the kernel) and Triton versions whose launcher we have not checked."""
     if _DIRECT and type(kernel) is JITFunction and _no_launch_hooks():
         dev = torch.cuda.current_device()
-        key = (dev, consts, options, *spec)
+        key = (kernel, dev, consts, options, *spec)
         ck = _compiled.get(key)
         if ck is not None:
             ck.run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), ck.function,
                    ck.packed_metadata, None, None, None, *args, *consts)
         else:
-            ck = kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
+            ck = kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)),
                               num_warps=options[0], num_stages=options[1])
             if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
                 _compiled.clear()
@@ -217,7 +220,7 @@ def _run(kernel, grid, args, objs, consts, options, spec) -> None:
         _replay.record_launch(ck, grid, args, objs, consts, dev)
         return
     _replay.not_replayable()
-    kernel[grid](*_tensors(args, objs), **dict(zip(_CONSTEXPRS, consts)),
+    kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)),
                  num_warps=options[0], num_stages=options[1])
 
 
@@ -251,7 +254,8 @@ def _direct_launch_ok() -> bool:
         return False
     names = list(fused_scan_kernel.arg_names)
     return (3, 6) <= version <= (3, 9) and names[-len(_CONSTEXPRS):] == list(_CONSTEXPRS) \
-        and len(names) == 47 + len(_CONSTEXPRS)
+        and len(names) == 47 + len(_CONSTEXPRS) and list(chunk_carry_kernel.arg_names) == [
+            "WA", "WB", "WC", "ROW0", "N", "K", *_CARRY_CONSTEXPRS]
 
 
 _DIRECT = _direct_launch_ok()
