@@ -198,8 +198,8 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
     (with the tensors ``objs`` (position, tensor) in place of their addresses), after that
     through the compiled kernel's launcher directly.
 
-    Why: Triton's per-call argument binding and specialisation cost ~30 us a launch of this
-    ~60-argument kernel on the H200's host (a whole GAE call: 78 us, of which launch 43 us;
+    Why: Triton's per-call argument binding and specialisation cost ~30 us a launch of the
+    ~60-argument scan kernel on the H200's host (a whole GAE call: 78 us, of which launch 43 us;
     2026-11-30). ``spec`` holds everything Triton specialises on (each pointer's dtype and
     16-byte alignment, every integer argument's value), so one key is one Triton
     specialisation; floats are always fp32. Triton's own path serves the interpreter, tuner
