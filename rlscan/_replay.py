@@ -32,6 +32,10 @@ import torch
 
 _plans: dict = {}     # signature -> _Plan, or None for "take the whole path"
 _MAX_PLANS = 4096
+# A function whose calls keep bringing new signatures (gamma annealed every step, say) stops
+# recording after this many misses in a row, then records one miss in this many: recording
+# costs the whole path a few microseconds more, and a plan nobody replays is waste.
+_MISS_LIMIT = 64
 _gate = None          # () -> bool: replays allowed now (set by the kernel launcher)
 _local = threading.local()   # .rec: the _Recorder of this thread's call being recorded
 
@@ -104,6 +108,7 @@ def replayable(fn):
     """Decorate a public estimator: replay its recorded plan for a known signature."""
     params = list(inspect.signature(fn).parameters)
     primary_name = params[0]
+    misses = [0]          # calls in a row that found no plan for their signature
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -119,9 +124,13 @@ def replayable(fn):
         except TypeError:                     # an unhashable argument: no signature
             return fn(*args, **kwargs)
         if plan is False:
+            misses[0] += 1
+            if misses[0] > _MISS_LIMIT and misses[0] % _MISS_LIMIT:
+                return fn(*args, **kwargs)
             return _record(fn, key, args, kwargs, primary_name)
         if plan is None or torch._C._cuda_getDevice() != plan.device:
             return fn(*args, **kwargs)
+        misses[0] = 0
         return plan.run(args[0] if args else kwargs[primary_name], sources)
 
     return call
@@ -157,7 +166,7 @@ def _plan(rec, result, args, kwargs, primary_name):
             return None
         owner[o.data_ptr()] = ~k
         # the replay allocates outputs like this; the recorded ones must have come out the same
-        probe = torch.empty_like(primary, dtype=o.dtype)
+        probe = torch.empty_like(primary, dtype=o.dtype, device="meta")
         if probe.stride() != o.stride() or probe.shape != o.shape or o.dtype != outs[0].dtype:
             return None
 

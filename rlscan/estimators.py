@@ -19,6 +19,9 @@ Conventions shared by every function (ALGORITHMS.md is normative):
   T-1; V(s_{t+1}) = values[t+1] elsewhere) or plus ``last_value`` (V(s_T) only; rejected with
   interior truncations). With neither bootstrap tensor the bootstrap is 0.
 * γ, λ: floats in [0, 1], or tensors broadcastable to the per-step shape (per-row, per-step).
+* Repeated calls: on CUDA, a call with the signature of an earlier one (every tensor's shape,
+  strides, dtype, device and alignment, every other argument's value) replays the launches that
+  call recorded, skipping validation and setup (rlscan/_replay.py); results are identical.
 """
 from typing import NamedTuple
 

@@ -191,6 +191,26 @@ def test_new_signatures_and_bad_input_take_the_whole_path(fake_direct_launch):
         call("gae", kw, rewards=kw["rewards"].double())
 
 
+def test_signatures_that_never_repeat_stop_being_recorded(fake_direct_launch, monkeypatch):
+    """gamma annealed every call: after _MISS_LIMIT misses in a row only one miss in
+    _MISS_LIMIT is recorded; a signature that then repeats is recorded and replayed again."""
+    monkeypatch.setattr(_replay, "_MISS_LIMIT", 4)
+    recorded, replayed = [], []
+    plan, run = _replay._plan, _replay._Plan.run
+    monkeypatch.setattr(_replay, "_plan", lambda *a: recorded.append(1) or plan(*a))
+    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replayed.append(1) or run(*a))
+    kw, _ = make("discounted_returns", (4, 20), seed=1)
+    for i in range(20):
+        call("discounted_returns", kw, gamma=0.5 + i / 100)
+    assert len(recorded) == 4 + 4 and replayed == []   # the first 4, then misses 8, 12, 16, 20
+    for _ in range(4):
+        call("discounted_returns", kw, gamma=0.9)       # misses 21-23 whole path, 24 records
+    call("discounted_returns", kw, gamma=0.9)
+    assert len(recorded) == 9 and replayed == [1]
+    call("discounted_returns", kw, gamma=0.1)           # the run of misses starts over
+    assert len(recorded) == 10
+
+
 def test_hooks_and_forced_configs_bypass_plans(fake_direct_launch, monkeypatch):
     ck = fake_direct_launch
     kw, _ = make("gae", (4, 20), seed=1)
