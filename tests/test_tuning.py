@@ -492,10 +492,20 @@ def test_validate_rejects_bad_configs():
     for bad in ({"BLOCK_N": 3, "BLOCK_T": 16}, {"BLOCK_N": 256, "BLOCK_T": 128},
                 {"BLOCK_N": 4, "BLOCK_T": 16, "num_warps": 3},
                 {"BLOCK_N": 4, "BLOCK_T": 16, "num_stages": 0},
-                {"BLOCK_N": 4, "BLOCK_T": 16, "strategy": "magic"}, [4, 16]):
+                {"BLOCK_N": 4, "BLOCK_T": 16, "strategy": "magic"}, [4, 16],
+                {"BLOCK_N": 1, "BLOCK_T": 16, "strategy": "chunked"},
+                {"BLOCK_N": 1, "BLOCK_T": 16, "strategy": "chunked", "CHUNKS_PER_SPAN": 0}):
         with pytest.raises(ValueError):
             C.validate(bad)
     assert C.validate({"BLOCK_N": 4, "BLOCK_T": 16}) == cfg(4, 16)
+
+
+def test_lookback_spans_are_one_chunk():
+    """A look-back program keeps its span in registers while it looks back: one chunk."""
+    ok = {"strategy": "lookback", "BLOCK_N": 1, "BLOCK_T": 1024, "CHUNKS_PER_SPAN": 1}
+    assert C.validate(ok)["CHUNKS_PER_SPAN"] == 1
+    with pytest.raises(ValueError, match="lookback spans are one chunk"):
+        C.validate(dict(ok, CHUNKS_PER_SPAN=2))
 
 
 def test_proxy_shapes_specialise_like_the_real_ones():

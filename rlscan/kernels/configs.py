@@ -91,6 +91,9 @@ def validate(config) -> Dict:
         cps = config.get("CHUNKS_PER_SPAN")
         if not isinstance(cps, int) or isinstance(cps, bool) or cps < 1:
             raise ValueError(f"{strategy} needs CHUNKS_PER_SPAN >= 1, got {cps!r}")
+        if strategy == "lookback" and cps != 1:
+            raise ValueError(f"lookback spans are one chunk (CHUNKS_PER_SPAN=1), got {cps!r}: "
+                             "a program keeps its chunk in registers while it looks back")
         out["CHUNKS_PER_SPAN"] = cps
     return out
 

@@ -139,7 +139,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
     row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
     strategy = cfg.get("strategy", "row_block")
-    per_span = cfg.get("CHUNKS_PER_SPAN") or n_chunks
+    # a look-back span is one chunk: its program holds the chunk in registers while it looks back
+    per_span = 1 if strategy == "lookback" else cfg.get("CHUNKS_PER_SPAN") or n_chunks
     if strategy == "row_block" or per_span >= n_chunks:
         strategy, per_span, K = "row_block", n_chunks, 1
     else:
@@ -158,8 +159,9 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
              consts + (0, 0) + block, options, spec)
         return
     if strategy == "lookback":
-        # one launch: every span publishes its summary and leaving value to an all-ones
-        # ("not yet") int64 workspace and finds its carry by looking back (scan.py)
+        # one launch, one program per (row block, chunk): every chunk publishes its summary and
+        # leaving value to an all-ones ("not yet") int64 workspace and finds its carry by
+        # looking back (scan.py)
         ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
         _replay.record_workspace(ws, fill=-1)
         _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws[0], ws[1], d), K,

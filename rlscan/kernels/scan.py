@@ -291,8 +291,9 @@ def fused_scan_kernel(
     the value entering it and writes outputs. That value comes from chunk_carry_kernel (WC) when
     FOLD = 0, else PHASE 2 folds the earlier spans' summaries itself (FOLD >= K: two launches
     instead of three);
-    PHASE 3 (look-back) does all of it in one launch: summary, publish, ``_lookback``, outputs
-    (its second pass over the span re-reads inputs the first pass just brought into cache)."""
+    PHASE 3 (look-back) does all of it in one launch with spans of one chunk: scan the chunk,
+    publish its summary, ``_lookback``, apply the carry to the scan still in registers, write
+    (inputs read once)."""
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
@@ -328,151 +329,139 @@ def fused_scan_kernel(
         else:
             carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
 
-    for ph in tl.static_range(2 if PHASE == 3 else 1):
-        # A summary pass (PHASE 1, and PHASE 3's first) composes the span into (carry_a,
-        # carry) from the identity and writes nothing. That condition is spelled out in each
-        # `if` below: a name assigned outside the dynamic chunk loop reaches it as a runtime
-        # value, and a branch on it would compile both ways.
-        carry_a = tl.full([BLOCK_N], 1.0, tl.float32)
-        if PHASE == 3:
-            if ph == 0:
-                carry = tl.zeros([BLOCK_N], tl.float32)
-            else:
-                # publish the summary, find the value entering the span, publish the value
-                # leaving it
-                o_w = o_n.to(tl.int64) * K + i_s
-                if i_s == 0:
-                    x_in = init
-                else:
-                    tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
-                    x_in = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
-                x_out = _apply(span_a, span_b, x_in)
-                tl.store(WB + o_w, _pack(x_out, tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
-                carry = x_in
-
+    carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
+    if PREFETCH:
+        t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+        q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
+            P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
+            r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
+            s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
+            RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+    for i_c in range(c_lo, c_hi):
+        t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
         if PREFETCH:
-            t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-            q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
-                P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
-                r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
-                s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
-                RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
-        for i_c in range(c_lo, c_hi):
-            t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-            if PREFETCH:
-                # this chunk's loads were issued last iteration; issue the next chunk's now
-                p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-                t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-                m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
-            else:
-                t_f, m_f = t, m
-            r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 = _raw(
-                P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
-                r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
-                s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
-                VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
-            if PREFETCH:
-                q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
-            else:
-                p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
+            # this chunk's loads were issued last iteration; issue the next chunk's now
+            p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
+            t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
+        else:
+            t_f, m_f = t, m
+        r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 = _raw(
+            P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
+            r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
+            s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
+            VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+        if PREFETCH:
+            q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
+        else:
+            p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
 
-            if EST == 7:
-                # ---- generic linear recurrence, either direction: a and b given
-                a = p0
-                b = p1
-            elif REVERSE:
-                # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
-                r = p0
-                term = f0
-                trunc = f1
-                last = t == T - 1
-                cut = term | trunc | last
-                boot = cut & (~term)
-                vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd, boot_last, VNEXT)
-                if EST == 0:    # discounted returns, §3.1
-                    a = tl.where(cut, 0.0, g)
-                    b = r + tl.where(boot, g * vn, 0.0)
-                elif EST == 1:  # GAE, §3.2
-                    v = p1
-                    a = tl.where(cut, 0.0, g * lam)
-                    b = r + tl.where(term, 0.0, g * vn) - v
-                elif EST == 2:  # TD(lambda) returns, §3.3
-                    a = tl.where(cut, 0.0, g * lam)
-                    b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
-                elif EST == 3:  # V-trace, §3.4: c at the element's own index t
-                    v = p1
-                    ratio = _ratio(x1, x2, RATIO)
-                    rho = _clip(ratio, rho_bar)
-                    a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
-                    b = rho * (r + tl.where(term, 0.0, g * vn) - v)
-                else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
-                    q = p1
-                    # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
-                    a = tl.where(cut, 0.0, g * lam * _clip(_ratio(x1, x2, RATIO), c_bar))
-                    b = r + tl.where(term, 0.0, g * vn) - q
-            else:
-                # ---- forward scans: the reset lands on the first step of the new episode
-                b = p0
-                reset = f0
-                if not STARTS_AT:
-                    if HAS_ROW1:
-                        reset = reset | (d_prev[:, None] & (t == 0))
-                if EST == 5:    # eligibility traces, §3.6
-                    a = tl.where(reset, 0.0, g * lam)
-                else:           # episodic prefix sum, §3.7
-                    a = tl.where(reset, 0.0, 1.0)
+        if EST == 7:
+            # ---- generic linear recurrence, either direction: a and b given
+            a = p0
+            b = p1
+        elif REVERSE:
+            # ---- backward estimators: flags and successor values (ALGORITHMS.md §1.2-1.3)
+            r = p0
+            term = f0
+            trunc = f1
+            last = t == T - 1
+            cut = term | trunc | last
+            boot = cut & (~term)
+            vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd, boot_last, VNEXT)
+            if EST == 0:    # discounted returns, §3.1
+                a = tl.where(cut, 0.0, g)
+                b = r + tl.where(boot, g * vn, 0.0)
+            elif EST == 1:  # GAE, §3.2
+                v = p1
+                a = tl.where(cut, 0.0, g * lam)
+                b = r + tl.where(term, 0.0, g * vn) - v
+            elif EST == 2:  # TD(lambda) returns, §3.3
+                a = tl.where(cut, 0.0, g * lam)
+                b = tl.where(term, r, tl.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
+            elif EST == 3:  # V-trace, §3.4: c at the element's own index t
+                v = p1
+                ratio = _ratio(x1, x2, RATIO)
+                rho = _clip(ratio, rho_bar)
+                a = tl.where(cut, 0.0, g * lam * _clip(ratio, c_bar))
+                b = rho * (r + tl.where(term, 0.0, g * vn) - v)
+            else:           # Retrace, §3.5: c of the NEXT step, c[t+1]
+                q = p1
+                # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
+                a = tl.where(cut, 0.0, g * lam * _clip(_ratio(x1, x2, RATIO), c_bar))
+                b = r + tl.where(term, 0.0, g * vn) - q
+        else:
+            # ---- forward scans: the reset lands on the first step of the new episode
+            b = p0
+            reset = f0
+            if not STARTS_AT:
+                if HAS_ROW1:
+                    reset = reset | (d_prev[:, None] & (t == 0))
+            if EST == 5:    # eligibility traces, §3.6
+                a = tl.where(reset, 0.0, g * lam)
+            else:           # episodic prefix sum, §3.7
+                a = tl.where(reset, 0.0, 1.0)
 
-            # identity padding, then the scan with the one combine, toward the boundary
-            a = tl.where(m, a, 1.0)
-            b = tl.where(m, b, 0.0)
-            if EST == 3 and not (PHASE == 1 or (PHASE == 3 and ph == 0)):
-                # V-trace's outputs read x[t+1] too: the scan carries a second composition
-                # for it (_combine_next). A tl.gather of the next lane instead cost up to 2x
-                # the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the gather,
-                # 67 with x[t+1] replaced by x).
-                s_a, s_b, n_a, n_b = tl.associative_scan(
-                    (a, b, tl.full(a.shape, 1.0, tl.float32), tl.zeros(a.shape, tl.float32)), 1,
-                    _combine_next, reverse=REVERSE)
-            else:
-                s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
-            x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
+        # identity padding, then the scan with the one combine, toward the boundary
+        a = tl.where(m, a, 1.0)
+        b = tl.where(m, b, 0.0)
+        if EST == 3 and PHASE != 1:
+            # V-trace's outputs read x[t+1] too: the scan carries a second composition
+            # for it (_combine_next). A tl.gather of the next lane instead cost up to 2x
+            # the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the gather,
+            # 67 with x[t+1] replaced by x).
+            s_a, s_b, n_a, n_b = tl.associative_scan(
+                (a, b, tl.full(a.shape, 1.0, tl.float32), tl.zeros(a.shape, tl.float32)), 1,
+                _combine_next, reverse=REVERSE)
+        else:
+            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
+        if PHASE == 3:
+            # the span is this one chunk: publish its summary, find the value entering it,
+            # publish the value leaving it, then finish the chunk still held in registers
+            span_a = tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1)
+            span_b = tl.sum(tl.where(o_p == P_END, s_b, 0.0), axis=1)
+            o_w = o_n.to(tl.int64) * K + i_s
+            if i_s > 0:
+                tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
+                carry = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
+            tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
+                                     tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
+        x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
 
-            if not (PHASE == 1 or (PHASE == 3 and ph == 0)):
-                if EST == 1:
-                    y0 = x
-                    y1 = x + v
-                elif EST == 3:
-                    vs = v + x
-                    # vs[t+1] = values[t+1] + x[t+1]; at the chunk's last lane n is the
-                    # identity and x[t+1] is the carry entering the chunk
-                    vs_next = p1n + _apply(n_a, n_b, carry[:, None])
-                    if PG_MIX:
-                        w = lam * vs_next + (1.0 - lam) * vn
-                    else:
-                        w = vs_next
-                    w = tl.where(term, 0.0, tl.where(boot, vn, w))
-                    y0 = vs
-                    y1 = _clip(ratio, pg_rho_bar) * (r + g * w - v)
-                elif EST == 4:
-                    y0 = q + x
-                    y1 = x
+        if PHASE != 1:
+            if EST == 1:
+                y0 = x
+                y1 = x + v
+            elif EST == 3:
+                vs = v + x
+                # vs[t+1] = values[t+1] + x[t+1]; at the chunk's last lane n is the
+                # identity and x[t+1] is the carry entering the chunk
+                vs_next = p1n + _apply(n_a, n_b, carry[:, None])
+                if PG_MIX:
+                    w = lam * vs_next + (1.0 - lam) * vn
                 else:
-                    y0 = x
-                    y1 = x
-                tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty),
-                         mask=m)
-                if EST == 1 or EST == 3:
-                    tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
-                             y1.to(O1.dtype.element_ty), mask=m)
-            # the chunk's end lane composes the whole chunk (pad lanes are identities)
-            carry = tl.sum(tl.where(o_p == P_END, x, 0.0), axis=1)
-            if PHASE == 1 or (PHASE == 3 and ph == 0):
-                carry_a = _compose_a(tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1), carry_a)
-        span_a = carry_a
-        span_b = carry
+                    w = vs_next
+                w = tl.where(term, 0.0, tl.where(boot, vn, w))
+                y0 = vs
+                y1 = _clip(ratio, pg_rho_bar) * (r + g * w - v)
+            elif EST == 4:
+                y0 = q + x
+                y1 = x
+            else:
+                y0 = x
+                y1 = x
+            tl.store(O0 + r64 * o0r + t.to(tl.int64) * o0t, y0.to(O0.dtype.element_ty),
+                     mask=m)
+            if EST == 1 or EST == 3:
+                tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
+                         y1.to(O1.dtype.element_ty), mask=m)
+        # the chunk's end lane composes the whole chunk (pad lanes are identities)
+        carry = tl.sum(tl.where(o_p == P_END, x, 0.0), axis=1)
+        if PHASE == 1:
+            carry_a = _compose_a(tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1), carry_a)
     if PHASE == 1:
-        tl.store(WA + o_n.to(tl.int64) * K + i_s, span_a, mask=m_n)
-        tl.store(WB + o_n.to(tl.int64) * K + i_s, span_b, mask=m_n)
+        tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
+        tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
 
 
 @triton.jit
