@@ -283,7 +283,8 @@ def fused_scan_kernel(
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
-    PREFETCH: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+    PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
@@ -330,20 +331,31 @@ def fused_scan_kernel(
             carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
-    if PREFETCH:
+    # PREFETCH chunks ahead: their loads are issued before this chunk is scanned
+    if PREFETCH >= 1:
         t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+    if PREFETCH >= 2:
+        t, m = _tile(c_lo + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+        m = m & (t * 0 + c_lo + 1 < c_hi)
+        u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 = _raw(
+            P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
+            r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
+            s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
+            RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
     for i_c in range(c_lo, c_hi):
         t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-        if PREFETCH:
-            # this chunk's loads were issued last iteration; issue the next chunk's now
+        if PREFETCH >= 1:
+            # this chunk's loads were issued PREFETCH iterations ago; issue chunk i_c+PREFETCH's
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-            t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-            m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
+            if PREFETCH >= 2:
+                q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = u0, u1, u2, u3, u4, u5, u6, u7, u8, u9
+            t_f, m_f = _tile(i_c + PREFETCH, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            m_f = m_f & (t_f * 0 + i_c + PREFETCH < c_hi)  # full-shape: the interpreter needs it
         else:
             t_f, m_f = t, m
         r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 = _raw(
@@ -351,7 +363,9 @@ def fused_scan_kernel(
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
             VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
-        if PREFETCH:
+        if PREFETCH >= 2:
+            u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
+        elif PREFETCH == 1:
             q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
         else:
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
@@ -405,11 +419,11 @@ def fused_scan_kernel(
         # identity padding, then the scan with the one combine, toward the boundary
         a = tl.where(m, a, 1.0)
         b = tl.where(m, b, 0.0)
-        if EST == 3 and PHASE != 1:
+        if EST == 3 and PHASE != 1 and not NEXT_GATHER:
             # V-trace's outputs read x[t+1] too: the scan carries a second composition
-            # for it (_combine_next). A tl.gather of the next lane instead cost up to 2x
-            # the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the gather,
-            # 67 with x[t+1] replaced by x).
+            # for it (_combine_next). A tl.gather of the next lane across warps instead cost
+            # up to 2x the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the
+            # gather, 67 with x[t+1] replaced by x).
             s_a, s_b, n_a, n_b = tl.associative_scan(
                 (a, b, tl.full(a.shape, 1.0, tl.float32), tl.zeros(a.shape, tl.float32)), 1,
                 _combine_next, reverse=REVERSE)
@@ -434,9 +448,17 @@ def fused_scan_kernel(
                 y1 = x + v
             elif EST == 3:
                 vs = v + x
-                # vs[t+1] = values[t+1] + x[t+1]; at the chunk's last lane n is the
-                # identity and x[t+1] is the carry entering the chunk
-                vs_next = p1n + _apply(n_a, n_b, carry[:, None])
+                # vs[t+1] = values[t+1] + x[t+1]; x[t+1] at the chunk's last lane is the
+                # carry entering the chunk
+                if NEXT_GATHER:
+                    # each row inside one warp: the next lane is a shuffle away
+                    x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
+                                       + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
+                    x_next = tl.where(o_p == BLOCK_T - 1, carry[:, None], x_next)
+                else:
+                    # (n is the identity at the last lane)
+                    x_next = _apply(n_a, n_b, carry[:, None])
+                vs_next = p1n + x_next
                 if PG_MIX:
                     w = lam * vs_next + (1.0 - lam) * vn
                 else:
