@@ -2,7 +2,8 @@
 # The device calls of a measurement round (run from the repo root; $OUT collects the logs).
 #   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~200 s),
 #                                              # then rlscan-bench with that DB: fp32 grid with
-#                                              # the eager-loop baseline, bf16 GAE + discounted
+#                                              # the eager-loop baseline, bf16 GAE + discounted,
+#                                              # then the streaming-kernel floor (stream_floor.py)
 #   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
 #                                              # thorough --jobs 14 (~380 s, CPU-bound)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
@@ -20,7 +21,8 @@ tune-bench)
   echo "tune took $(( $(date +%s) - T0 )) s"
   timeout ${BENCH_S:-175} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
   timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
-  rm -f $OUT/b2/bench.png ;;
+  rm -f $OUT/b2/bench.png
+  timeout 60 python3 $R/benchmarks/stream_floor.py > $OUT/stream_floor.md 2>&1; tail -4 $OUT/stream_floor.md ;;
 verify)
   timeout -s INT -k 20 ${VERIFY_S:-470} python3 -m rlscan.verify.cli --profile thorough --jobs 14 \
     > $OUT/verify_thorough.log 2>&1 &

@@ -30,8 +30,8 @@ def proxy(n: int) -> int:
 def variant(cell: grid.Cell, config: dict) -> tuple:
     """Calls with the same variant run the same compiled kernels, so one compile serves them:
     integer arguments matter only through Triton's specialisation (``proxy``), plus, for the
-    spanned strategies, the span count K and the carry kernel's block, and how many chunks
-    ahead a program's loads may run (launch.py: fewer than the chunks it walks)."""
+    spanned strategies, the span count K and the carry kernel's block, and whether a program
+    walks several chunks (launch.py: then it prefetches)."""
     key = (cell.estimator, cell.dtype, cell.layout, proxy(cell.N), proxy(cell.T))
     n_chunks = -(-cell.T // config["BLOCK_T"])       # ceil divisions, as launch.py does
     per_span = n_chunks
@@ -39,7 +39,7 @@ def variant(cell: grid.Cell, config: dict) -> tuple:
         per_span = cps = config["CHUNKS_PER_SPAN"]
         k = -(-n_chunks // cps)
         key += (proxy(cps), proxy(k), min(1 << (k - 1).bit_length(), 1024))
-    return key + (min(per_span, n_chunks, 3),)
+    return key + (min(per_span, n_chunks) > 1,)
 
 
 class _WarmupOnly:

@@ -81,12 +81,13 @@ _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # H200, GAE fp32: 1x1048576 with 1x1024/w4 spans (8 a thread) 14.8 us folded vs 15.7; 8x65536
 # 1x512/w4 9.3 vs 10.2; 16 or 32 a thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
 _FOLD_PER_THREAD = 8
-# Programs walking several chunks issue each chunk's loads _PREFETCH chunks ahead (H200, fp32,
-# one chunk ahead, 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2
-# V-trace 122 -> 80).
-_PREFETCH = 1
+# Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
+# 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
+# Two chunks ahead lost on 31 of 34 cells (up to +18%: V-trace 16384x512 51.0 -> 60.2 us).
+_PREFETCH = True
 # V-trace reads x[t+1]: a gather of the next lane when every row of the tile lies inside one
-# warp (a shuffle), else a second composition carried by the scan.
+# warp (a shuffle), else a second composition carried by the scan. H200, fp32, 2x128/w2: gather
+# 131072x256 191.1 us vs 212.4, 4096x2048 54.6 vs 74.4, 4096x512 14.7 vs 20.0 (2026-12-01).
 _NEXT_GATHER = True
 
 
@@ -155,9 +156,9 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     tail = [pb.N, pb.T, per_span, float(pb.gamma), float(pb.lmbda), float(pb.rho_bar),
             float(pb.c_bar), float(pb.pg_rho_bar)]
     options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1))
-    # programs that walk several chunks issue each chunk's loads ahead
+    # programs that walk several chunks issue each chunk's loads one chunk ahead
     gather = _NEXT_GATHER and pb.est == P.VTRACE and options[0] <= cfg["BLOCK_N"]
-    block = (min(_PREFETCH, per_span - 1), int(gather), cfg["BLOCK_N"], cfg["BLOCK_T"])
+    block = (int(_PREFETCH and per_span > 1), int(gather), cfg["BLOCK_N"], cfg["BLOCK_T"])
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),

@@ -331,31 +331,20 @@ def fused_scan_kernel(
             carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
-    # PREFETCH chunks ahead: their loads are issued before this chunk is scanned
-    if PREFETCH >= 1:
+    if PREFETCH:
         t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
-    if PREFETCH >= 2:
-        t, m = _tile(c_lo + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-        m = m & (t * 0 + c_lo + 1 < c_hi)
-        u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 = _raw(
-            P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
-            r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
-            s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
-            RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
     for i_c in range(c_lo, c_hi):
         t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-        if PREFETCH >= 1:
-            # this chunk's loads were issued PREFETCH iterations ago; issue chunk i_c+PREFETCH's
+        if PREFETCH:
+            # this chunk's loads were issued last iteration; issue the next chunk's now
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-            if PREFETCH >= 2:
-                q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = u0, u1, u2, u3, u4, u5, u6, u7, u8, u9
-            t_f, m_f = _tile(i_c + PREFETCH, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
-            m_f = m_f & (t_f * 0 + i_c + PREFETCH < c_hi)  # full-shape: the interpreter needs it
+            t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
         else:
             t_f, m_f = t, m
         r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 = _raw(
@@ -363,9 +352,7 @@ def fused_scan_kernel(
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
             VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
-        if PREFETCH >= 2:
-            u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
-        elif PREFETCH == 1:
+        if PREFETCH:
             q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
         else:
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9

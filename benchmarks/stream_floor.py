@@ -1,0 +1,70 @@
+"""The practical floor: what a kernel that only streams the same bytes takes (GPU).
+
+For each access mix of the estimators (fp32 streams read and written per step) and each
+shape, a Triton kernel that reads the input streams and writes their sum to the outputs,
+timed like rlscan-bench's device column (CUDA-graph replays, three rotating input sets), next
+to the bandwidth floor (bytes / copy bandwidth). A scan kernel cannot beat the streaming
+kernel with its access mix; the gap between the two is what the scan itself costs.
+
+    python benchmarks/stream_floor.py          # prints a Markdown table
+"""
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+from rlscan.tune.bench import copy_bandwidth, device_us
+
+
+@triton.jit
+def _stream(X0, X1, X2, Y0, Y1, n, READS: tl.constexpr, WRITES: tl.constexpr,
+            BLOCK: tl.constexpr):
+    o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    s = tl.load(X0 + o, mask=m, other=0.0)
+    if READS >= 2:
+        s += tl.load(X1 + o, mask=m, other=0.0)
+    if READS >= 3:
+        s += tl.load(X2 + o, mask=m, other=0.0)
+    tl.store(Y0 + o, s, mask=m)
+    if WRITES >= 2:
+        tl.store(Y1 + o, s + 1.0, mask=m)
+
+
+# (name, fp32 streams read, written): discounted returns, lambda-returns, GAE
+MIXES = (("read 2, write 1 (12 B/step)", 2, 1), ("read 3, write 1 (16 B/step)", 3, 1),
+         ("read 3, write 2 (20 B/step)", 3, 2))
+SHAPES = ((16384, 128), (4096, 512), (65536, 128), (16384, 512), (1024, 8192), (131072, 256))
+
+
+def stream_us(n: int, reads: int, writes: int, block: int = 1024, warps: int = 4) -> float:
+    sets = [[torch.randn(n, device="cuda") for _ in range(3)] for _ in range(3)]
+    ys = [torch.empty(n, device="cuda") for _ in range(2)]
+    grid = (triton.cdiv(n, block),)
+
+    def call(xs):
+        _stream[grid](*xs, *ys, n, READS=reads, WRITES=writes, BLOCK=block, num_warps=warps)
+    return device_us([(lambda xs=xs: call(xs)) for xs in sets])
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("stream_floor needs a CUDA GPU", file=sys.stderr)
+        return 2
+    bw = copy_bandwidth()
+    print(f"copy bandwidth {bw / 1e12:.2f} TB/s; times in µs\n")
+    print("| access | N | T | floor | stream kernel | stream / floor |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, reads, writes in MIXES:
+        for N, T in SHAPES:
+            n = N * T
+            floor = n * 4 * (reads + writes) / bw * 1e6
+            us = stream_us(n, reads, writes)
+            print(f"| {name} | {N} | {T} | {floor:.1f} | {us:.1f} | {us / floor:.2f} |",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
