@@ -654,6 +654,57 @@ def test_compare_configs_parses_config_names_into_validated_configs():
             parse(bad)
 
 
+def test_kernel_ab_patch_blocks_apply_once_or_fail_clearly():
+    """benchmarks/kernel_ab.py: a patch is text replacements in scan.py, each old text found
+    exactly once; anything else is an error that says which block and why."""
+    ab = _benchmark_script("kernel_ab")
+    blocks = ab.parse_patch("# a note\n<<<<\nfoo\n====\nbar\n>>>>\ntrailing words\n")
+    assert blocks == [("foo", "bar")]
+    assert ab.apply_patch("x foo y", blocks) == "x bar y"
+    for source, count in (("x y", 0), ("foo foo", 2)):
+        with pytest.raises(ab.PatchError, match=f"occurs {count} times"):
+            ab.apply_patch(source, blocks)
+    for bad in ("no blocks here", "<<<<\nfoo\n>>>>\n", "<<<<\n\n====\nbar\n>>>>\n"):
+        with pytest.raises(ab.PatchError):
+            ab.parse_patch(bad)
+
+
+_FLIPPED_SCAN = """<<<<
+            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
+====
+            if REVERSE:
+                s_a, s_b = tl.associative_scan((tl.flip(a, 1), tl.flip(b, 1)), 1, _combine)
+                s_a = tl.flip(s_a, 1)
+                s_b = tl.flip(s_b, 1)
+            else:
+                s_a, s_b = tl.associative_scan((a, b), 1, _combine)
+>>>>
+"""
+_HALVED_GAMMA = """<<<<
+                a = tl.where(cut, 0.0, g)
+====
+                a = tl.where(cut, 0.0, 0.5 * g)
+>>>>
+"""
+
+
+@pytest.mark.parametrize("patch, code, verdict", [(_FLIPPED_SCAN, 0, "same results"),
+                                                  (_HALVED_GAMMA, 1, "DIFFERS")],
+                         ids=["flipped-scan", "halved-gamma"])
+def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, monkeypatch,
+                                                                     capsys, patch, code,
+                                                                     verdict):
+    """kernel_ab --check runs shipped and patched kernels on small cells over chunk edges, spans
+    and look-back: reversing the chunk around a forward scan gives the same discounted returns,
+    halving gamma in the coefficient does not."""
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    ab = _benchmark_script("kernel_ab")
+    path = tmp_path / "idea.patch"
+    path.write_text(patch)
+    assert ab.main([str(path), "--check", "--estimators", "discounted_returns"]) == code
+    assert capsys.readouterr().out.count(verdict) == 4
+
+
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, and candidates that failed."""
