@@ -39,6 +39,9 @@ from rlscan.kernels import scan as S
 from rlscan.kernels.launch import force_config
 from rlscan.tune import grid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_configs import parse_config  # noqa: E402 - a sibling script, not a package
+
 START, MID, END = "<<<<", "====", ">>>>"
 
 
@@ -97,8 +100,6 @@ def patched_module(blocks):
 
 def parse_cells(text: str):
     """``NxT@config,...`` -> [(N, T, config dict), ...] (configs as compare_configs names)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from compare_configs import parse_config
     out = []
     for item in filter(None, text.split(",")):
         shape, _, cfg = item.partition("@")
