@@ -12,6 +12,8 @@ import math
 import sys
 from collections import Counter, defaultdict
 
+from rlscan.kernels import configs
+
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
@@ -59,16 +61,17 @@ def report(db, seconds=None) -> str:
                    f"{max(gain):.2f}× | {sum(x < 1 for x in gain)} | {geomean(over):.2f} | "
                    f"{worst} |")
     wins = Counter(e["config"]["strategy"] for _, e in rows)
+    two = Counter(e["config"]["strategy"] for _, e in rows if e["config"].get("TWO_LEVEL"))
     out += ["", "Winning strategies: " + ", ".join(f"{k} {v}" for k, v in wins.most_common())
-            + ".", "", "## Every bucket", "",
+            + "; of these with the two-level backward scan (`/2l`): "
+            + (", ".join(f"{k} {v}" for k, v in two.most_common()) or "none") + ".", "",
+            "## Every bucket", "",
             "| estimator | dtype | layout | rows | steps | config | µs | floor µs | vs heuristic |",
             "|---|---|---|---|---|---|---:|---:|---:|"]
     for est, e in sorted(rows, key=lambda r: (r[0], r[1]["dtype"], r[1]["layout"],
                                                 r[1]["rows"][0], r[1]["steps"][0])):
         c = e["config"]
-        label = (f"{c['strategy']}/{c['BLOCK_N']}x{c['BLOCK_T']}/w{c['num_warps']}"
-                 f"/s{c.get('num_stages', 1)}"
-                 + (f"/c{c['CHUNKS_PER_SPAN']}" if "CHUNKS_PER_SPAN" in c else ""))
+        label = configs.label(c)
         gain = e["heuristic_us"] / e["median_us"] if e.get("heuristic_us") else float("nan")
         out.append(f"| {est} | {e['dtype']} | {e['layout']} | {e['rows'][0]}..{e['rows'][1]} | "
                    f"{e['steps'][0]}..{e['steps'][1]} | {label} | {e['median_us']:.2f} | "

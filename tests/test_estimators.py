@@ -12,7 +12,7 @@ import rlscan
 from rlscan.kernels.launch import force_config
 
 import cases
-from cases import ESTIMATORS, assert_matches, call, make, reference, scale_of
+from cases import BACKWARD, ESTIMATORS, assert_matches, call, make, reference, scale_of
 
 NAN = float("nan")
 
@@ -212,6 +212,72 @@ def test_vtrace_next_lane_by_gather_or_second_composition_matches_reference(
     kw["terminated"][:, 15] = True
     matches_reference_under(dict(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1,
                                  CHUNKS_PER_SPAN=1), "vtrace", kw, rk, device, T=shape[-1])
+
+
+@pytest.mark.parametrize("two_level", [True, False])
+@pytest.mark.parametrize("strategy", ["row_block", "chunked"])
+@pytest.mark.parametrize("block_n, block_t", [(8, 16), (1, 256)])
+@pytest.mark.parametrize("est", BACKWARD)
+def test_two_level_backward_scan_matches_reference(backend, device, est, block_n, block_t,
+                                                   strategy, two_level, monkeypatch):
+    """Configs with TWO_LEVEL scan backward chunks in two levels (groups of 4 steps in a thread,
+    the later groups by shuffles, and with 256 steps a row two parts of 32 groups held in each
+    thread's registers): with and without it the results agree with the reference across
+    group, part, chunk and span edges, with a partial row block and dones on a group's first
+    and last step. The launcher really takes the path asked for."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    from rlscan.kernels import launch
+    taken, run = [], launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
+        if names is launch._CONSTEXPRS:
+            taken.append(consts[names.index("TWO_LEVEL")])
+        return run(kernel, grid, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    shape = (5 if block_n > 1 else 2, 3 * block_t + 1)
+    # γλ near 1, ratios of 1 and no episode ends in row 0: every step reaches far back,
+    # across groups, parts and chunks; the last row ends episodes on group and part edges
+    kw, rk = make(est, shape, seed=29, gamma=0.999, lmbda=1.0)
+    if "log_ratio" in kw:
+        kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
+    kw["terminated"][:-1] = kw["truncated"][:-1] = False
+    edge = shape[1] - block_t                      # the first step of the last chunk
+    for t in (20, 35, edge + block_t // 2 - 1, edge + block_t // 2):
+        kw["terminated"][-1, t] = True
+    # 8 rows x 4 groups, or 1 row x 32 groups, fill the one warp
+    matches_reference_under(dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t,
+                                 num_warps=1, CHUNKS_PER_SPAN=1, TWO_LEVEL=two_level), est, kw,
+                            rk, device, T=shape[-1])
+    assert taken and set(taken) == {int(two_level)}
+
+
+def test_two_level_is_ignored_for_forward_scans_and_time_major_buffers(backend, device,
+                                                                      monkeypatch):
+    """TWO_LEVEL is a backward, time-last scan: a forward estimator or a time-major call under
+    the same config runs the plain scan (and still matches the reference)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    from rlscan.kernels import launch
+    taken, run = [], launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
+        taken.append(consts[names.index("TWO_LEVEL")])
+        return run(kernel, grid, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    cfg = dict(strategy="row_block", BLOCK_N=8, BLOCK_T=16, num_warps=1, TWO_LEVEL=True)
+    kw, rk = make("eligibility_traces", (5, 37), seed=31)
+    matches_reference_under(cfg, "eligibility_traces", kw, rk, device, T=37)
+    kw, rk = make("gae", (5, 37), seed=31)
+    major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+             for k, v in kw.items()}
+    with force_config(**cfg):
+        out = call("gae", major, device, time_dim=0)
+    assert_matches(tuple(x.t().cpu() for x in out), reference("gae", rk), T=37,
+                   scale=scale_of("gae", rk))
+    assert taken == [0, 0]
 
 
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])

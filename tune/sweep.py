@@ -255,6 +255,11 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
         floor = nbytes / bandwidth * 1e6 if bandwidth else None
         r = tune_cell(cell, sets, refs, cands, timer, floor)
         del sets
+        if torch.device(device).type == "cuda":
+            # hand the cell's graph pools and input sets back to the driver: without it the
+            # 512-bucket sweep with two-level candidates ran out of memory in its last bucket
+            # (H200, 2026-12-01: 121 GiB held by the timing process)
+            torch.cuda.empty_cache()
         results.append(r)
         if r.winner is None:
             _device_still_works(device, cell, r)

@@ -6,6 +6,7 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "num_stages": 1}
     {"strategy": "chunked", ..., "CHUNKS_PER_SPAN": 16}
     {"strategy": "lookback", ..., "CHUNKS_PER_SPAN": 1}
+    {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128, "num_warps": 1, "TWO_LEVEL": True}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -13,6 +14,10 @@ row split into spans of CHUNKS_PER_SPAN chunks across programs (summaries, then 
 folds them, with a carry pass in between when there are too many: two or three launches, inputs
 read twice); ``lookback``, the same spans in one launch, each finding its
 carry from the summaries earlier spans publish (decoupled look-back).
+``TWO_LEVEL`` (optional, default off) scans backward estimators' time-last chunks in two levels,
+4 steps a thread and then across the row's threads (scan.py, ``_suffix_two_level``); it needs
+every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
+time-major buffers.
 A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
@@ -20,6 +25,7 @@ This module imports neither torch nor triton: ``import rlscan`` checks DB entrie
 from typing import Dict, List
 
 STRATEGIES = ("row_block", "chunked", "lookback")
+BACKWARD = ("gae", "lambda_returns", "discounted_returns", "vtrace", "retrace")
 SPANNED = ("chunked", "lookback")     # strategies that split rows into spans
 LAYOUTS = ("time_last", "time_major")
 DTYPES = ("float32", "bfloat16", "float16")
@@ -51,6 +57,10 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2))
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
             ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
 _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1))
+# Tiles measured only with the two-level backward scan: one warp a row, 8 or 16 steps a thread.
+# With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.
+_TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
+                   ("chunked", 1, 512, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
@@ -65,6 +75,16 @@ def _is_pow2(n) -> bool:
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def two_level_fits(config: Dict) -> bool:
+    """Whether a tile can scan in two levels: groups of 4 steps, one a thread, at most 32 of
+    them a row on one warp's lanes, at most 4 such parts of a row in each thread's registers
+    (512 steps), every row inside one warp, and not a look-back span (H200: GAE 1x1048576
+    lookback 2x128/w2 72.2 us two-level vs 58.8, its look-back tensors change layout)."""
+    bn, bt, warps = config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4)
+    return (config.get("strategy", "row_block") != "lookback" and 4 <= bt <= 512
+            and bn * min(bt // 4, 32) >= 32 * warps)
 
 
 def validate(config) -> Dict:
@@ -95,16 +115,27 @@ def validate(config) -> Dict:
             raise ValueError(f"lookback spans are one chunk (CHUNKS_PER_SPAN=1), got {cps!r}: "
                              "a program keeps its chunk in registers while it looks back")
         out["CHUNKS_PER_SPAN"] = cps
+    two = config.get("TWO_LEVEL", False)
+    if two not in (True, False, 0, 1):
+        raise ValueError(f"TWO_LEVEL={two!r}; expected true or false")
+    if two:
+        if not two_level_fits(out):
+            raise ValueError(f"TWO_LEVEL needs 4 to 512 steps a row, every row inside one warp "
+                             f"(BLOCK_N*min(BLOCK_T/4, 32) >= 32*num_warps) and no look-back; "
+                             f"got {label(out)}")
+        out["TWO_LEVEL"] = True
     return out
 
 
 def label(config: Dict) -> str:
-    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8`` (rows x steps
-    per program, warps, stages, chunks per span)."""
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l`` (rows x
+    steps per program, warps, stages, chunks per span, two-level scan)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
         out += f"/c{config['CHUNKS_PER_SPAN']}"
+    if config.get("TWO_LEVEL"):
+        out += "/2l"
     return out
 
 
@@ -122,15 +153,22 @@ def _row_block(N: int, T: int, layout: str) -> List[Dict]:
 
 
 def _spanned(N: int, T: int, layout: str) -> List[Dict]:
+    return _fit(N, T, _SPANNED_TIME_MAJOR if layout == "time_major" else _SPANNED)
+
+
+def _fit(N: int, T: int, tiles) -> List[Dict]:
+    """(strategy, BN, BT, warps, chunks per span) tiles clamped to the shape, each once; spanned
+    ones only where they make at least two spans and not too many row programs."""
     out, seen = [], set()
-    for strategy, bn, bt, warps, cps in (_SPANNED_TIME_MAJOR if layout == "time_major"
-                                         else _SPANNED):
+    for strategy, bn, bt, warps, cps in tiles:
         bn, bt = min(bn, next_pow2(N)), min(bt, next_pow2(T))
-        row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
-        if row_progs > _SPANNED_MAX_ROW_PROGRAMS or 2 * cps > n_chunks:
-            continue                             # fewer than two spans: that is the row block
         c = {"strategy": strategy, "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": warps,
-             "num_stages": 1, "CHUNKS_PER_SPAN": cps}
+             "num_stages": 1}
+        if strategy in SPANNED:
+            row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
+            if row_progs > _SPANNED_MAX_ROW_PROGRAMS or 2 * cps > n_chunks:
+                continue                         # fewer than two spans: that is the row block
+            c["CHUNKS_PER_SPAN"] = cps
         if label(c) not in seen:
             seen.add(label(c))
             out.append(c)
@@ -140,13 +178,28 @@ def _spanned(N: int, T: int, layout: str) -> List[Dict]:
 def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[Dict]:
     """Every config the tuner measures for one call shape, in a stable order.
 
-    The estimator and dtype do not change the space today (one fused kernel for all); they
-    are parameters so a strategy that suits only some of them can say so."""
+    Backward estimators on time-last buffers also measure the two-level scan of every tile
+    that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
+    2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8). The
+    dtype does not change the space today."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
         raise ValueError(f"N={N}, T={T}: no kernel runs for an empty problem")
-    return [validate(c) for c in _row_block(N, T, layout) + _spanned(N, T, layout)]
+    out = []
+    two_level = estimator in BACKWARD and layout == "time_last"
+    for c in _row_block(N, T, layout) + _spanned(N, T, layout):
+        out.append(validate(c))
+        if two_level and two_level_fits(c):
+            out.append(validate(dict(c, TWO_LEVEL=True)))
+    if two_level:
+        seen = {label(c) for c in out}
+        for c in _fit(N, T, _TWO_LEVEL_ONLY):
+            c = dict(c, TWO_LEVEL=True)
+            if two_level_fits(c) and label(c) not in seen:
+                seen.add(label(c))
+                out.append(validate(c))
+    return out
 
 
 def to_triton_config(config: Dict):

@@ -64,6 +64,90 @@ def _combine_next(a_l, b_l, na_l, nb_l, a_r, b_r, na_r, nb_r):
 
 
 @triton.jit
+def _rows(v, TWO_LEVEL: tl.constexpr):
+    # a per-row [BN] value broadcastable against the chunk tile ([BN, BT] or [Q, BN, G, 4])
+    if TWO_LEVEL:
+        out = v[None, :, None, None]
+    else:
+        out = v[:, None]
+    return out
+
+
+@triton.jit
+def _at(x, lane, TWO_LEVEL: tl.constexpr):
+    # [BN]: x at the one lane of each row where ``lane`` holds (exact: the rest add zeros)
+    if TWO_LEVEL:
+        out = tl.sum(tl.sum(tl.sum(tl.where(lane, x, 0.0), 3), 2), 0)
+    else:
+        out = tl.sum(tl.where(lane, x, 0.0), 1)
+    return out
+
+
+@triton.jit
+def _step(x, o_e, k):
+    # [Q, BN, G]: step k of every group of a [Q, BN, G, 4] tile (axis 3 lies in one thread)
+    return tl.sum(tl.where(o_e == k, x, 0.0), 3)
+
+
+@triton.jit
+def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
+    """``associative_scan((a, b), 1, _combine, reverse=True)`` over a chunk held as a
+    [Q, BN, G, 4] tile: Q parts of G groups of 4 contiguous steps, a group's steps in one thread,
+    a row's G groups on G lanes of one warp, the Q parts in that thread's registers (so a warp
+    covers up to 512 steps of a row without talking to other warps). Triton's reverse scan
+    moves every element across lanes before and after a forward scan (PTX, 2x128/w2: 33
+    shuffles vs 17 for the forward scan); here each thread composes its 4 steps in registers,
+    the later groups of a part are composed by shuffles toward lower lanes (Hillis-Steele as
+    gathers), the later parts in registers, and one combine per step completes it.
+    Returns the suffix (s_a, s_b) and, per group, the composition of every later step of the
+    chunk (e_a, e_b, [Q, BN, G, 1]): what carries the value entering the chunk to the group's
+    last step's successor."""
+    c_a = _step(a, o_e, 3)
+    c_b = _step(b, o_e, 3)
+    s_a = a
+    s_b = b
+    for k in tl.static_range(2, -1, -1):
+        c_a, c_b = _combine(c_a, c_b, _step(a, o_e, k), _step(b, o_e, k))
+        s_a = tl.where(o_e == k, c_a[:, :, :, None], s_a)
+        s_b = tl.where(o_e == k, c_b[:, :, :, None], s_b)
+    # (c_a, c_b): each group's composition; e = the composition of groups g+1 .. G-1
+    o_g = tl.arange(0, G)[None, None, :]
+    zi = tl.zeros(c_a.shape, tl.int32)
+    ok = o_g + 1 < G
+    nxt = tl.minimum(o_g + 1, G - 1) + zi
+    e_a = tl.where(ok, tl.gather(c_a, nxt, 2), 1.0)
+    e_b = tl.where(ok, tl.gather(c_b, nxt, 2), 0.0)
+    for lg in tl.static_range(0, 5):
+        if (1 << lg) < G - 1:
+            ok = o_g + (1 << lg) < G
+            src = tl.minimum(o_g + (1 << lg), G - 1) + zi
+            # the gathered segment lies nearer the boundary: it is applied first
+            n_a, n_b = _combine(tl.gather(e_a, src, 2), tl.gather(e_b, src, 2), e_a, e_b)
+            e_a = tl.where(ok, n_a, e_a)
+            e_b = tl.where(ok, n_b, e_b)
+    if Q > 1:
+        # each part's composition (lane 0's, on every lane), then the later parts', in registers
+        p_a, p_b = _combine(e_a, e_b, c_a, c_b)
+        p_a = tl.gather(p_a, zi, 2)
+        p_b = tl.gather(p_b, zi, 2)
+        o_q = tl.arange(0, Q)[:, None, None]
+        l_a = tl.full(c_a.shape, 1.0, tl.float32)      # parts q+1 .. Q-1, for part q
+        l_b = tl.zeros(c_a.shape, tl.float32)
+        acc_a = tl.sum(tl.where(o_q == Q - 1, p_a, 0.0), 0)
+        acc_b = tl.sum(tl.where(o_q == Q - 1, p_b, 0.0), 0)
+        for q in tl.static_range(Q - 2, -1, -1):
+            l_a = tl.where(o_q == q, acc_a[None, :, :], l_a)
+            l_b = tl.where(o_q == q, acc_b[None, :, :], l_b)
+            acc_a, acc_b = _combine(acc_a, acc_b, tl.sum(tl.where(o_q == q, p_a, 0.0), 0),
+                                    tl.sum(tl.where(o_q == q, p_b, 0.0), 0))
+        e_a, e_b = _combine(l_a, l_b, e_a, e_b)
+    e_a = e_a[:, :, :, None]
+    e_b = e_b[:, :, :, None]
+    s_a, s_b = _combine(e_a, e_b, s_a, s_b)
+    return s_a, s_b, e_a, e_b
+
+
+@triton.jit
 def _load(ptr, o_row, t, stride_t, m, other):
     # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
     return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=other).to(tl.float32)
@@ -94,15 +178,15 @@ def _ratio(x1, x2, RATIO: tl.constexpr):
 
 
 @triton.jit
-def _tile(i_c, T, o_p, m_n, REVERSE: tl.constexpr, BLOCK_N: tl.constexpr,
-          BLOCK_T: tl.constexpr):
-    # times [BN, BT] and mask of chunk i_c, counted from the boundary, lanes in ascending time
+def _tile(i_c, T, o_p, m_r, REVERSE: tl.constexpr, BLOCK_T: tl.constexpr):
+    # times and mask of chunk i_c, counted from the boundary, lanes in ascending time; the tile
+    # shape is m_r's with o_p's lanes ([BN, BT] or [BN, G, 4])
     if REVERSE:
-        t = T - (i_c + 1) * BLOCK_T + o_p                   # [1, BT]
+        t = T - (i_c + 1) * BLOCK_T + o_p
     else:
         t = i_c * BLOCK_T + o_p
-    m = m_n[:, None] & (t >= 0) & (t < T)                   # [BN, BT]
-    return t + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), m
+    m = m_r & (t >= 0) & (t < T)
+    return tl.broadcast_to(t, m.shape), m
 
 
 @triton.jit
@@ -170,7 +254,7 @@ def _raw(P0, P1, TERM, TRUNC, NV, X1, X2, G, L, o0, o1, o2, o3, o4, o5, o6, o7, 
 @triton.jit
 def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.constexpr):
     """V(s'_t) for every lane (ALGORITHMS.md §1.3); the caller reads it only where the step is
-    not terminated."""
+    not terminated. ``boot_last`` is per row, broadcastable against the tile."""
     if VNEXT == 0:
         vn = tl.zeros(t.shape, tl.float32)
     elif VNEXT == 1:  # E1: dense next values
@@ -179,7 +263,7 @@ def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.
         if VNEXT == 2:   # a load that depends on the flags: read only at bootstrap steps
             boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0)
         elif VNEXT == 3:
-            boot_v = tl.where(last, boot_last[:, None], 0.0)
+            boot_v = tl.where(last, boot_last, 0.0)
         else:
             boot_v = tl.zeros(t.shape, tl.float32)
         vn = tl.where(trunc | last, boot_v, v_succ)
@@ -283,8 +367,8 @@ def fused_scan_kernel(
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
-    PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, BLOCK_N: tl.constexpr,
-    BLOCK_T: tl.constexpr,
+    PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
@@ -294,13 +378,26 @@ def fused_scan_kernel(
     instead of three);
     PHASE 3 (look-back) does all of it in one launch with spans of one chunk: scan the chunk,
     publish its summary, ``_lookback``, apply the carry to the scan still in registers, write
-    (inputs read once)."""
+    (inputs read once).
+
+    TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
+    [Q, BN, G, 4] tile (G = GROUPS = min(BLOCK_T / 4, 32) groups of 4 contiguous steps, one a
+    thread, Q = PARTS = BLOCK_T / 4G parts in registers), scanned by ``_suffix_two_level``."""
+    GROUPS: tl.constexpr = 32 if BLOCK_T >= 128 else (BLOCK_T // 4 if BLOCK_T >= 4 else 1)
+    PARTS: tl.constexpr = BLOCK_T // (4 * GROUPS) if TWO_LEVEL else 1
+    tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= 4))
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
     m_n = o_n < N
-    r64 = o_n.to(tl.int64)[:, None]                         # [BN, 1]
-    o_p = tl.arange(0, BLOCK_T)[None, :]                    # [1, BT] lanes, ascending time
+    m_r = _rows(m_n, TWO_LEVEL)
+    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, BN, 1, 1]
+    if TWO_LEVEL:
+        o_e = tl.arange(0, 4)[None, None, None, :]          # step within a group
+        o_p = ((tl.arange(0, PARTS)[:, None, None, None] * GROUPS
+                + tl.arange(0, GROUPS)[None, None, :, None]) * 4 + o_e)   # [Q, 1, G, 4]
+    else:
+        o_p = tl.arange(0, BLOCK_T)[None, :]                # [1, BT] lanes, ascending time
     # the lane a chunk ends on in scan order: its value is the carry into the next chunk
     P_END: tl.constexpr = 0 if REVERSE else BLOCK_T - 1
     # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
@@ -332,18 +429,18 @@ def fused_scan_kernel(
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
     if PREFETCH:
-        t, m = _tile(c_lo, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+        t, m = _tile(c_lo, T, o_p, m_r, REVERSE, BLOCK_T)
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
     for i_c in range(c_lo, c_hi):
-        t, m = _tile(i_c, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+        t, m = _tile(i_c, T, o_p, m_r, REVERSE, BLOCK_T)
         if PREFETCH:
             # this chunk's loads were issued last iteration; issue the next chunk's now
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-            t_f, m_f = _tile(i_c + 1, T, o_p, m_n, REVERSE, BLOCK_N, BLOCK_T)
+            t_f, m_f = _tile(i_c + 1, T, o_p, m_r, REVERSE, BLOCK_T)
             m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
         else:
             t_f, m_f = t, m
@@ -369,7 +466,8 @@ def fused_scan_kernel(
             last = t == T - 1
             cut = term | trunc | last
             boot = cut & (~term)
-            vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd, boot_last, VNEXT)
+            vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd,
+                        _rows(boot_last, TWO_LEVEL), VNEXT)
             if EST == 0:    # discounted returns, §3.1
                 a = tl.where(cut, 0.0, g)
                 b = r + tl.where(boot, g * vn, 0.0)
@@ -397,7 +495,7 @@ def fused_scan_kernel(
             reset = f0
             if not STARTS_AT:
                 if HAS_ROW1:
-                    reset = reset | (d_prev[:, None] & (t == 0))
+                    reset = reset | (_rows(d_prev, TWO_LEVEL) & (t == 0))
             if EST == 5:    # eligibility traces, §3.6
                 a = tl.where(reset, 0.0, g * lam)
             else:           # episodic prefix sum, §3.7
@@ -406,7 +504,9 @@ def fused_scan_kernel(
         # identity padding, then the scan with the one combine, toward the boundary
         a = tl.where(m, a, 1.0)
         b = tl.where(m, b, 0.0)
-        if EST == 3 and PHASE != 1 and not NEXT_GATHER:
+        if TWO_LEVEL:
+            s_a, s_b, e_a, e_b = _suffix_two_level(a, b, o_e, GROUPS, PARTS)
+        elif EST == 3 and PHASE != 1 and not NEXT_GATHER:
             # V-trace's outputs read x[t+1] too: the scan carries a second composition
             # for it (_combine_next). A tl.gather of the next lane across warps instead cost
             # up to 2x the kernel's time (H200, fp32, 1024x8192 1x512/w4: 124 us with the
@@ -419,15 +519,15 @@ def fused_scan_kernel(
         if PHASE == 3:
             # the span is this one chunk: publish its summary, find the value entering it,
             # publish the value leaving it, then finish the chunk still held in registers
-            span_a = tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1)
-            span_b = tl.sum(tl.where(o_p == P_END, s_b, 0.0), axis=1)
+            span_a = _at(s_a, o_p == P_END, TWO_LEVEL)
+            span_b = _at(s_b, o_p == P_END, TWO_LEVEL)
             o_w = o_n.to(tl.int64) * K + i_s
             if i_s > 0:
                 tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
                 carry = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
             tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
                                      tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
-        x = _apply(s_a, s_b, carry[:, None])                        # [BN, BT]
+        x = _apply(s_a, s_b, _rows(carry, TWO_LEVEL))
 
         if PHASE != 1:
             if EST == 1:
@@ -437,7 +537,14 @@ def fused_scan_kernel(
                 vs = v + x
                 # vs[t+1] = values[t+1] + x[t+1]; x[t+1] at the chunk's last lane is the
                 # carry entering the chunk
-                if NEXT_GATHER:
+                if TWO_LEVEL:
+                    # inside a group the next step is in the same thread; after a group's
+                    # last step comes the value entering it from the later groups
+                    x_next = _apply(e_a, e_b, _rows(carry, TWO_LEVEL))
+                    for k in tl.static_range(0, 3):
+                        x_next = tl.where(o_e == k, _step(x, o_e, k + 1)[:, :, :, None],
+                                          x_next)
+                elif NEXT_GATHER:
                     # each row inside one warp: the next lane is a shuffle away
                     x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
                                        + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
@@ -465,9 +572,9 @@ def fused_scan_kernel(
                 tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
                          y1.to(O1.dtype.element_ty), mask=m)
         # the chunk's end lane composes the whole chunk (pad lanes are identities)
-        carry = tl.sum(tl.where(o_p == P_END, x, 0.0), axis=1)
+        carry = _at(x, o_p == P_END, TWO_LEVEL)
         if PHASE == 1:
-            carry_a = _compose_a(tl.sum(tl.where(o_p == P_END, s_a, 0.0), axis=1), carry_a)
+            carry_a = _compose_a(_at(s_a, o_p == P_END, TWO_LEVEL), carry_a)
     if PHASE == 1:
         tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
         tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
