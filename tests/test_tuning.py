@@ -508,6 +508,47 @@ def test_lookback_spans_are_one_chunk():
         C.validate(dict(ok, CHUNKS_PER_SPAN=2))
 
 
+def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
+    """The tuner measures the two-level scan only where the launcher would run it: backward
+    estimators, time-last buffers, tiles whose rows each lie inside one warp."""
+    for N, T in SHAPES:
+        for est in ("gae", "vtrace", "eligibility_traces", "episodic_cumsum", "linear_scan"):
+            for layout in C.LAYOUTS:
+                two = [c for c in C.candidates(est, N, T, layout, "float32")
+                       if c.get("TWO_LEVEL")]
+                if est in C.BACKWARD and layout == "time_last":
+                    assert all(C.two_level_fits(c) and c["strategy"] != "lookback"
+                               for c in two), (est, N, T)
+                else:
+                    assert not two, (est, N, T, layout)
+    labels = [C.label(c) for c in C.candidates("gae", 1024, 8192, "time_last", "float32")]
+    assert {"row_block/2x128/w2/s1/2l", "row_block/1x512/w1/s1/2l",
+            "row_block/2x128/w2/s1"} <= set(labels)
+
+
+def test_validate_two_level():
+    ok = {"BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True}
+    assert C.validate(ok)["TWO_LEVEL"] is True
+    assert C.label(C.validate(ok)) == "row_block/2x128/w2/s1/2l"
+    assert "TWO_LEVEL" not in C.validate(dict(ok, TWO_LEVEL=False))
+    for bad, why in [(dict(ok, num_warps=4), "inside one warp"),         # rows across warps
+                     (dict(ok, BLOCK_N=1, BLOCK_T=1024, num_warps=1), "4 to 512 steps"),
+                     (dict(ok, strategy="lookback", CHUNKS_PER_SPAN=1), "no look-back"),
+                     (dict(ok, TWO_LEVEL="yes"), "TWO_LEVEL='yes'")]:
+        with pytest.raises(ValueError, match=why):
+            C.validate(bad)
+
+
+def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
+    """The runtime heuristic sets TWO_LEVEL wherever the tile fits (the launcher applies it to
+    backward scans only); the tuner's spelled-out heuristic leaves it out for forward ones."""
+    assert heuristic_config(65536, 128).get("TWO_LEVEL") is True
+    fwd = sweep.heuristic_for(grid.Cell("eligibility_traces", 65536, 128, "float32",
+                                        "time_last"))
+    bwd = sweep.heuristic_for(grid.Cell("gae", 65536, 128, "float32", "time_last"))
+    assert "TWO_LEVEL" not in fwd and bwd.get("TWO_LEVEL") is True
+
+
 def test_proxy_shapes_specialise_like_the_real_ones():
     for n in [1, 2, 8, 16, 17, 63, 64, 65, 100, 128, 4096, 4097, 4113, 131072, 1048576]:
         p = proxy(n)

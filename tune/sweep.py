@@ -61,9 +61,12 @@ def _error_text(e: BaseException) -> str:
 
 
 def heuristic_for(cell: grid.Cell) -> dict:
-    """The config a call of ``cell``'s shape gets without a DB entry, spelled out."""
-    return C.validate({"strategy": "row_block",
-                       **heuristic(cell.N, cell.T, cell.layout == "time_major")})
+    """The config a call of ``cell``'s shape gets without a DB entry, spelled out (without the
+    two-level flag where the launcher ignores it: forward scans)."""
+    h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major")}
+    if cell.estimator not in C.BACKWARD:
+        h.pop("TWO_LEVEL", None)
+    return C.validate(h)
 
 
 def with_heuristic(cands: List[dict], cell: grid.Cell) -> List[dict]:
