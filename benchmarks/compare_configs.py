@@ -4,7 +4,8 @@ compare strategies and tiles before they enter the tuner's candidate space.
     python benchmarks/compare_configs.py --estimator gae --shapes 1x1048576,8x65536 \\
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
-A config is ``heuristic`` (the built-in one) or ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN]``.
+A config is ``heuristic`` (the built-in one) or ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l]``
+(``2l``: the two-level backward scan, ``TWO_LEVEL``).
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
@@ -24,6 +25,9 @@ def parse_config(text: str):
     if text == "heuristic":
         return None
     parts = text.split(":")
+    two_level = parts[-1] == "2l"
+    if two_level:
+        parts = parts[:-1]
     try:
         strategy, tile, warps = parts[0], parts[1], parts[2]
         bn, bt = (int(v) for v in tile.split("x"))
@@ -31,9 +35,14 @@ def parse_config(text: str):
                "num_warps": int(warps.lstrip("w")), "num_stages": 1}
         if len(parts) > 3:
             cfg["CHUNKS_PER_SPAN"] = int(parts[3].lstrip("c"))
+        if len(parts) > 4:
+            raise ValueError
+        if two_level:
+            cfg["TWO_LEVEL"] = True
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"config {text!r}: expected heuristic or STRATEGY:BNxBT:wWARPS[:cCHUNKS]") from None
+            f"config {text!r}: expected heuristic or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l]") \
+            from None
     try:
         return C.validate(cfg)
     except ValueError as e:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The device calls of a measurement round (run from the repo root; $OUT collects the logs).
-#   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~200 s),
+#   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~250 s),
 #                                              # then rlscan-bench with that DB: fp32 grid with
 #                                              # the eager-loop baseline, bf16 GAE + discounted,
 #                                              # then the streaming-kernel floor (stream_floor.py)
@@ -15,7 +15,7 @@ cd /tmp
 T0=$(date +%s)
 case "${1:-verify}" in
 tune-bench)
-  timeout -s INT 330 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
+  timeout -s INT 360 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
   cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
   echo "tune took $(( $(date +%s) - T0 )) s"

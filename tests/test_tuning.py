@@ -690,7 +690,10 @@ def test_compare_configs_parses_config_names_into_validated_configs():
                                              "BLOCK_T": 1024, "num_warps": 4, "num_stages": 1,
                                              "CHUNKS_PER_SPAN": 1}
     assert parse("row_block:2x128:w2")["BLOCK_N"] == 2
-    for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5"):
+    assert parse("chunked:1x512:w1:c1:2l")["TWO_LEVEL"] is True
+    assert "TWO_LEVEL" not in parse("row_block:2x128:w2")
+    for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5",
+                "row_block:1x128:w2:2l", "row_block:2x128:w2:c1:c1"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse(bad)
 
@@ -744,6 +747,18 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     path.write_text(patch)
     assert ab.main([str(path), "--check", "--estimators", "discounted_returns"]) == code
     assert capsys.readouterr().out.count(verdict) == 4
+
+
+def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(monkeypatch, capsys):
+    """benchmarks/reverse_scan_probe.py times standalone scans; its --check holds every backward
+    variant (triton's reverse scan, the shipped two-level scan with one and four parts, the
+    rejected cross-warp one) to the float64 recurrence over chunk, part and warp edges."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    probe = _benchmark_script("reverse_scan_probe")
+    assert probe.check("cpu") == 0
+    out = capsys.readouterr().out
+    assert out.count("max error") == 6 and "WRONG" not in out
 
 
 def test_tune_report_summarises_gains_floors_and_failed_candidates():

@@ -1,0 +1,186 @@
+"""The bare backward recurrence x[t] = b[t] + a[t]·x[t+1] on fp32 [N, T], scanned four ways in
+standalone row-block kernels (no prefetch, no estimator), to see what the scan itself costs:
+
+* ``rev``: ``tl.associative_scan(reverse=True)`` over [BN, BT] chunks (the plain backward scan),
+* ``fwd``: the forward scan on the same bytes (a wrong answer; only its cost matters),
+* ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [Q, BN, G, 4] chunks,
+* ``wide``: a rejected two-level variant for rows spread over W warps (1 × 128W tiles): groups
+  and lanes as in ``two``, then a reverse scan of the W warps' totals.
+
+    python benchmarks/reverse_scan_probe.py            # GPU: a table of µs (do_bench, L2 flushed)
+    python benchmarks/reverse_scan_probe.py --check    # results against float64 (CPU: set
+                                                       # TRITON_INTERPRET=1 first)
+
+Raw results: ``results/probes/2026-12-01_reverse_scan_standalone.txt``.
+"""
+import argparse
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+from rlscan.kernels.scan import _apply, _combine, _combine_next, _suffix_two_level
+
+
+@triton.jit
+def plain_kernel(A, B, X, N, T, MODE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr):
+    # MODE 0: reverse scan; MODE 1: forward scan (cost only). Rows [BN], chunks from t = T-1.
+    o_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    o_p = tl.arange(0, BLOCK_T)[None, :]
+    r = o_n.to(tl.int64)[:, None] * T
+    carry = tl.zeros([BLOCK_N], tl.float32)
+    for i_c in range(tl.cdiv(T, BLOCK_T)):
+        t = T - (i_c + 1) * BLOCK_T + o_p
+        m = (t >= 0) & (o_n[:, None] < N)
+        a = tl.load(A + r + t, mask=m, other=1.0)
+        b = tl.load(B + r + t, mask=m, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=(MODE == 0))
+        x = _apply(s_a, s_b, carry[:, None])
+        tl.store(X + r + t, x, mask=m)
+        carry = tl.sum(tl.where(o_p == 0, x, 0.0), 1)
+
+
+@triton.jit
+def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: tl.constexpr):
+    # the shipped two-level scan on [Q, BN, G, 4] chunks of Q*G*4 steps
+    BT: tl.constexpr = Q * G * 4
+    o_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    o_e = tl.arange(0, 4)[None, None, None, :]
+    o_p = (tl.arange(0, Q)[:, None, None, None] * G + tl.arange(0, G)[None, None, :, None]) * 4 \
+        + o_e
+    r = o_n.to(tl.int64)[None, :, None, None] * T
+    carry = tl.zeros([BLOCK_N], tl.float32)
+    for i_c in range(tl.cdiv(T, BT)):
+        t = T - (i_c + 1) * BT + o_p
+        m = (t >= 0) & (o_n[None, :, None, None] < N)
+        a = tl.load(A + r + t, mask=m, other=1.0)
+        b = tl.load(B + r + t, mask=m, other=0.0)
+        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, G, Q)
+        x = _apply(s_a, s_b, carry[None, :, None, None])
+        tl.store(X + r + t, x, mask=m)
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 0)
+
+
+@triton.jit
+def _group_step(x, o_e, k):
+    return tl.sum(tl.where(o_e == k, x, 0.0), 3)
+
+
+@triton.jit
+def wide_kernel(A, B, X, T, W: tl.constexpr):
+    # one row a program over W warps: [1, W, 32, 4] chunks (warps along W), groups and lanes as
+    # in the two-level scan, then the later warps' composition by a reverse scan of warp totals
+    BT: tl.constexpr = W * 128
+    o_e = tl.arange(0, 4)[None, None, None, :]
+    o_p = (tl.arange(0, W)[None, :, None, None] * 32 + tl.arange(0, 32)[None, None, :, None]) \
+        * 4 + o_e
+    o_l = tl.arange(0, 32)[None, None, :]
+    r = tl.program_id(0).to(tl.int64) * T
+    carry = tl.zeros([1], tl.float32)
+    for i_c in range(tl.cdiv(T, BT)):
+        t = T - (i_c + 1) * BT + o_p
+        m = t >= 0
+        a = tl.load(A + r + t, mask=m, other=1.0)
+        b = tl.load(B + r + t, mask=m, other=0.0)
+        c_a = _group_step(a, o_e, 3)
+        c_b = _group_step(b, o_e, 3)
+        s_a = a
+        s_b = b
+        for k in tl.static_range(2, -1, -1):
+            c_a, c_b = _combine(c_a, c_b, _group_step(a, o_e, k), _group_step(b, o_e, k))
+            s_a = tl.where(o_e == k, c_a[:, :, :, None], s_a)
+            s_b = tl.where(o_e == k, c_b[:, :, :, None], s_b)
+        zi = tl.zeros(c_a.shape, tl.int32)
+        e_a = tl.where(o_l + 1 < 32, tl.gather(c_a, tl.minimum(o_l + 1, 31) + zi, 2), 1.0)
+        e_b = tl.where(o_l + 1 < 32, tl.gather(c_b, tl.minimum(o_l + 1, 31) + zi, 2), 0.0)
+        for lg in tl.static_range(0, 5):
+            src = tl.minimum(o_l + (1 << lg), 31) + zi
+            n_a, n_b = _combine(tl.gather(e_a, src, 2), tl.gather(e_b, src, 2), e_a, e_b)
+            e_a = tl.where(o_l + (1 << lg) < 32, n_a, e_a)
+            e_b = tl.where(o_l + (1 << lg) < 32, n_b, e_b)
+        w_a, w_b = _combine(e_a, e_b, c_a, c_b)
+        w_a = tl.sum(tl.where(o_l == 0, w_a, 0.0), 2)              # [1, W] warp totals
+        w_b = tl.sum(tl.where(o_l == 0, w_b, 0.0), 2)
+        _, _, x_a, x_b = tl.associative_scan(
+            (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
+            _combine_next, reverse=True)
+        g_a, g_b = _combine(x_a[:, :, None], x_b[:, :, None], e_a, e_b)
+        s_a, s_b = _combine(g_a[:, :, :, None], g_b[:, :, :, None], s_a, s_b)
+        x = _apply(s_a, s_b, carry[:, None, None, None])
+        tl.store(X + r + t, x, mask=m)
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 1)
+
+
+def run(kind: str, a, b, bn: int, bt: int, warps: int):
+    """x for ``kind`` in rev/fwd/two/wide with [bn rows, bt steps] chunks on ``warps`` warps."""
+    N, T = a.shape
+    x = torch.empty_like(a)
+    if kind in ("rev", "fwd"):
+        plain_kernel[(triton.cdiv(N, bn),)](a, b, x, N, T, MODE=int(kind == "fwd"), BLOCK_N=bn,
+                                            BLOCK_T=bt, num_warps=warps)
+    elif kind == "two":
+        g = min(bt // 4, 32)
+        two_level_kernel[(triton.cdiv(N, bn),)](a, b, x, N, T, BLOCK_N=bn, G=g, Q=bt // (4 * g),
+                                                num_warps=warps)
+    else:
+        wide_kernel[(N,)](a, b, x, T, W=bt // 128, num_warps=bt // 128)
+    return x
+
+
+def reference(a, b):
+    x, c = torch.zeros_like(a, dtype=torch.float64), torch.zeros(a.shape[0], dtype=torch.float64)
+    for t in range(a.shape[1] - 1, -1, -1):
+        c = b[:, t].double() + a[:, t].double() * c
+        x[:, t] = c
+    return x
+
+
+# (kind, BN, BT, warps): in-warp tiles, then one row over several warps
+TILES = [("rev", 2, 128, 2), ("fwd", 2, 128, 2), ("two", 2, 128, 2), ("two", 1, 128, 1),
+         ("two", 1, 512, 1), ("rev", 1, 512, 4), ("fwd", 1, 512, 4), ("wide", 1, 512, 4)]
+SHAPES = [(65536, 128), (16384, 512), (131072, 256), (4096, 2048), (1024, 8192), (512, 4096)]
+
+
+def check(device) -> int:
+    """Largest error against float64 per backward kind, over chunk, part and warp edges."""
+    gen = torch.Generator().manual_seed(0)
+    a = torch.rand(3, 1100, generator=gen) * 0.2 + 0.8      # γλ near 1: long reach
+    a[torch.rand(a.shape, generator=gen) < 0.01] = 0.0
+    b = torch.randn(a.shape, generator=gen)
+    ref = reference(a, b)
+    bad = 0
+    for kind, bn, bt, warps in [t for t in TILES if t[0] != "fwd"]:
+        err = (run(kind, a.to(device), b.to(device), bn, bt, warps).double().cpu() - ref).abs()
+        ok = err.max().item() <= 1e-4 * max(ref.abs().max().item(), 1.0)
+        bad += not ok
+        print(f"{kind} {bn}x{bt}/w{warps}: max error {err.max().item():.1e}"
+              + ("" if ok else "  WRONG"))
+    return int(bad > 0)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="results only (CPU: interpreter)")
+    args = p.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.check:
+        return check(device)
+    if device == "cpu":
+        print("reverse_scan_probe: timing needs a CUDA GPU (use --check on CPU)", file=sys.stderr)
+        return 2
+    for N, T in SHAPES:
+        a = torch.rand(N, T, device=device) * 0.99
+        b = torch.randn(N, T, device=device)
+        floor = 3 * N * T * 4 / 4.26e12 * 1e6        # read a and b, write x
+        cols = []
+        for kind, bn, bt, warps in TILES:
+            us = triton.testing.do_bench(lambda: run(kind, a, b, bn, bt, warps), warmup=10,
+                                         rep=60) * 1e3
+            cols.append(f"{kind} {bn}x{bt}/w{warps} {us:.1f}")
+        print(f"{N}x{T} floor {floor:.1f} | " + " | ".join(cols), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
