@@ -4,8 +4,10 @@ standalone row-block kernels (no prefetch, no estimator), to see what the scan i
 * ``rev``: ``tl.associative_scan(reverse=True)`` over [BN, BT] chunks (the plain backward scan),
 * ``fwd``: the forward scan on the same bytes (a wrong answer; only its cost matters),
 * ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [Q, BN, G, 4] chunks,
-* ``wide``: a rejected two-level variant for rows spread over W warps (1 × 128W tiles): groups
-  and lanes as in ``two``, then a reverse scan of the W warps' totals.
+* ``wide``: a rejected two-level variant for rows spread over W warps (1 × 128W tiles): each
+  warp's 128 steps as in ``two``, then a reverse scan of the W warps' totals. (The timings in the
+  results file were taken with an earlier form that composed the warps' totals from the groups'
+  compositions instead of the scanned steps; same shuffles and barriers.)
 
     python benchmarks/reverse_scan_probe.py            # GPU: a table of µs (do_bench, L2 flushed)
     python benchmarks/reverse_scan_probe.py --check    # results against float64 (CPU: set
@@ -63,19 +65,14 @@ def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: t
 
 
 @triton.jit
-def _group_step(x, o_e, k):
-    return tl.sum(tl.where(o_e == k, x, 0.0), 3)
-
-
-@triton.jit
 def wide_kernel(A, B, X, T, W: tl.constexpr):
-    # one row a program over W warps: [1, W, 32, 4] chunks (warps along W), groups and lanes as
-    # in the two-level scan, then the later warps' composition by a reverse scan of warp totals
+    # one row a program over W warps: [1, W, 32, 4] chunks, each warp's 128 steps scanned by the
+    # two-level scan as if they were a row of their own, then the later warps' composition by a
+    # reverse scan of the warps' totals (the rejected cross-warp step)
     BT: tl.constexpr = W * 128
     o_e = tl.arange(0, 4)[None, None, None, :]
-    o_p = (tl.arange(0, W)[None, :, None, None] * 32 + tl.arange(0, 32)[None, None, :, None]) \
-        * 4 + o_e
-    o_l = tl.arange(0, 32)[None, None, :]
+    o_l = tl.arange(0, 32)[None, None, :, None] * 4 + o_e                  # step in the warp
+    o_p = tl.arange(0, W)[None, :, None, None] * 128 + o_l
     r = tl.program_id(0).to(tl.int64) * T
     carry = tl.zeros([1], tl.float32)
     for i_c in range(tl.cdiv(T, BT)):
@@ -83,30 +80,13 @@ def wide_kernel(A, B, X, T, W: tl.constexpr):
         m = t >= 0
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
-        c_a = _group_step(a, o_e, 3)
-        c_b = _group_step(b, o_e, 3)
-        s_a = a
-        s_b = b
-        for k in tl.static_range(2, -1, -1):
-            c_a, c_b = _combine(c_a, c_b, _group_step(a, o_e, k), _group_step(b, o_e, k))
-            s_a = tl.where(o_e == k, c_a[:, :, :, None], s_a)
-            s_b = tl.where(o_e == k, c_b[:, :, :, None], s_b)
-        zi = tl.zeros(c_a.shape, tl.int32)
-        e_a = tl.where(o_l + 1 < 32, tl.gather(c_a, tl.minimum(o_l + 1, 31) + zi, 2), 1.0)
-        e_b = tl.where(o_l + 1 < 32, tl.gather(c_b, tl.minimum(o_l + 1, 31) + zi, 2), 0.0)
-        for lg in tl.static_range(0, 5):
-            src = tl.minimum(o_l + (1 << lg), 31) + zi
-            n_a, n_b = _combine(tl.gather(e_a, src, 2), tl.gather(e_b, src, 2), e_a, e_b)
-            e_a = tl.where(o_l + (1 << lg) < 32, n_a, e_a)
-            e_b = tl.where(o_l + (1 << lg) < 32, n_b, e_b)
-        w_a, w_b = _combine(e_a, e_b, c_a, c_b)
-        w_a = tl.sum(tl.where(o_l == 0, w_a, 0.0), 2)              # [1, W] warp totals
-        w_b = tl.sum(tl.where(o_l == 0, w_b, 0.0), 2)
+        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1)
+        w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 2)         # [1, W] warp totals
+        w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 2)
         _, _, x_a, x_b = tl.associative_scan(
             (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
             _combine_next, reverse=True)
-        g_a, g_b = _combine(x_a[:, :, None], x_b[:, :, None], e_a, e_b)
-        s_a, s_b = _combine(g_a[:, :, :, None], g_b[:, :, :, None], s_a, s_b)
+        s_a, s_b = _combine(x_a[:, :, None, None], x_b[:, :, None, None], s_a, s_b)
         x = _apply(s_a, s_b, carry[:, None, None, None])
         tl.store(X + r + t, x, mask=m)
         carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 1)
