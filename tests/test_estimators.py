@@ -216,13 +216,13 @@ def test_vtrace_next_lane_by_gather_or_second_composition_matches_reference(
 
 @pytest.mark.parametrize("two_level", [True, False])
 @pytest.mark.parametrize("strategy", ["row_block", "chunked"])
-@pytest.mark.parametrize("block_n, block_t", [(8, 16), (1, 256)])
+@pytest.mark.parametrize("block_n, block_t", [(8, 16), (1, 256), (1, 1024)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_two_level_backward_scan_matches_reference(backend, device, est, block_n, block_t,
                                                    strategy, two_level, monkeypatch):
     """Configs with TWO_LEVEL scan backward chunks in two levels (groups of 4 steps in a thread,
-    the later groups by shuffles, and with 256 steps a row two parts of 32 groups held in each
-    thread's registers): with and without it the results agree with the reference across
+    the later groups by shuffles, and with 256 or 1024 steps a row two or eight parts of 32
+    groups held in each thread's registers): with and without it the results agree with the reference across
     group, part, chunk and span edges, with a partial row block and dones on a group's first
     and last step. The launcher really takes the path asked for."""
     if backend == "torch":

@@ -532,7 +532,7 @@ def test_validate_two_level():
     assert C.label(C.validate(ok)) == "row_block/2x128/w2/s1/2l"
     assert "TWO_LEVEL" not in C.validate(dict(ok, TWO_LEVEL=False))
     for bad, why in [(dict(ok, num_warps=4), "inside one warp"),         # rows across warps
-                     (dict(ok, BLOCK_N=1, BLOCK_T=1024, num_warps=1), "4 to 512 steps"),
+                     (dict(ok, BLOCK_N=1, BLOCK_T=2048, num_warps=1), "4 to 1024 steps"),
                      (dict(ok, strategy="lookback", CHUNKS_PER_SPAN=1), "no look-back"),
                      (dict(ok, TWO_LEVEL="yes"), "TWO_LEVEL='yes'")]:
         with pytest.raises(ValueError, match=why):

@@ -57,10 +57,13 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2))
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
             ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
 _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1))
-# Tiles measured only with the two-level backward scan: one warp a row, 8 or 16 steps a thread.
+# Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.
 # With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.
+# 1x1024/w1 (8 parts) is not yet measured: registers (sm_90, ptxas of triton 3.9) 178 for
+# discounted returns, no spills; V-trace 255 and 280 bytes of spills (1x512/w1: 162 GAE, 191
+# V-trace; 1024x8192 winners: λ-returns and V-trace 1x512/w1, discounted returns 1x256/w1).
 _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
-                   ("chunked", 1, 512, 1, 1))
+                   ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 
 
@@ -79,11 +82,11 @@ def _cdiv(a: int, b: int) -> int:
 
 def two_level_fits(config: Dict) -> bool:
     """Whether a tile can scan in two levels: groups of 4 steps, one a thread, at most 32 of
-    them a row on one warp's lanes, at most 4 such parts of a row in each thread's registers
-    (512 steps), every row inside one warp, and not a look-back span (H200: GAE 1x1048576
+    them a row on one warp's lanes, at most 8 such parts of a row in each thread's registers
+    (1024 steps), every row inside one warp, and not a look-back span (H200: GAE 1x1048576
     lookback 2x128/w2 72.2 us two-level vs 58.8, its look-back tensors change layout)."""
     bn, bt, warps = config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4)
-    return (config.get("strategy", "row_block") != "lookback" and 4 <= bt <= 512
+    return (config.get("strategy", "row_block") != "lookback" and 4 <= bt <= 1024
             and bn * min(bt // 4, 32) >= 32 * warps)
 
 
@@ -120,7 +123,7 @@ def validate(config) -> Dict:
         raise ValueError(f"TWO_LEVEL={two!r}; expected true or false")
     if two:
         if not two_level_fits(out):
-            raise ValueError(f"TWO_LEVEL needs 4 to 512 steps a row, every row inside one warp "
+            raise ValueError(f"TWO_LEVEL needs 4 to 1024 steps a row, every row inside one warp "
                              f"(BLOCK_N*min(BLOCK_T/4, 32) >= 32*num_warps) and no look-back; "
                              f"got {label(out)}")
         out["TWO_LEVEL"] = True
