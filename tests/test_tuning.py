@@ -761,6 +761,19 @@ def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(monkeypatch, c
     assert out.count("max error") == 6 and "WRONG" not in out
 
 
+def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, capsys):
+    """benchmarks/persistent_lookback_probe.py: persistent programs taking chunks by ticket and
+    finding carries by look-back give the float64 recurrence over many chunks and rows (in the
+    interpreter one program takes every ticket; on a GPU they race)."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    probe = _benchmark_script("persistent_lookback_probe")
+    assert probe.check("cpu") == 0
+    out = capsys.readouterr().out
+    assert out.count("max error") == 3 and "WRONG" not in out
+
+
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, and candidates that failed."""
