@@ -16,7 +16,7 @@ the spin is bounded anyway (``_lookback``).
 
 Not measured yet (written after the sixth session's device time was spent).
 """
-import argparse
+import os
 import sys
 
 import torch
@@ -26,6 +26,9 @@ import triton.language as tl
 import rlscan
 from rlscan.kernels.launch import force_config
 from rlscan.kernels.scan import _apply, _combine, _lookback, _pack
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _recurrence import main, reference, within  # noqa: E402 - a sibling module
 
 LB_WINDOW = 256          # as the shipped look-back for wide chunks
 
@@ -88,14 +91,6 @@ def persistent(a: torch.Tensor, b: torch.Tensor, block_t: int = 1024, warps: int
     return x
 
 
-def reference(a, b):
-    x, c = torch.zeros_like(a, dtype=torch.float64), torch.zeros(a.shape[0], dtype=torch.float64)
-    for t in range(a.shape[1] - 1, -1, -1):
-        c = b[:, t].double() + a[:, t].double() * c
-        x[:, t] = c
-    return x
-
-
 def inputs(N, T, device, seed=0):
     gen = torch.Generator(device=device).manual_seed(seed)
     a = torch.rand(N, T, generator=gen, device=device) * 0.2 + 0.8       # long reach
@@ -106,30 +101,15 @@ def inputs(N, T, device, seed=0):
 def check(device) -> int:
     """Largest error against float64 over many chunks and rows (a row's chunks are consecutive
     tickets; the next row's first chunk does not look back into it)."""
-    bad = 0
+    ok = []
     for N, T, bt, progs in [(3, 16 * 37 + 5, 16, 4), (2, 64 * 9, 64, 3), (1, 1000, 128, 1)]:
         a, b = inputs(N, T, "cpu", seed=T)
-        ref = reference(a, b)
         x = persistent(a.to(device), b.to(device), block_t=bt, warps=1, programs=progs)
-        err = (x.double().cpu() - ref).abs().max().item()
-        ok = err <= 1e-4 * max(ref.abs().max().item(), 1.0)
-        bad += not ok
-        print(f"{N}x{T} chunks of {bt}, {progs} programs: max error {err:.1e}"
-              + ("" if ok else "  WRONG"))
-    return int(bad > 0)
+        ok.append(within(f"{N}x{T} chunks of {bt}, {progs} programs", x, reference(a, b)))
+    return int(not all(ok))
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--check", action="store_true", help="results only (CPU: interpreter)")
-    args = p.parse_args(argv)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if args.check:
-        return check(device)
-    if device == "cpu":
-        print("persistent_lookback_probe: timing needs a CUDA GPU (use --check on CPU)",
-              file=sys.stderr)
-        return 2
+def timing(device) -> None:
     for N, T in [(1, 1048576), (8, 262144), (8, 65536), (32, 32768), (128, 16384)]:
         a, b = inputs(N, T, device)
         floor = 3 * N * T * 4 / 4.26e12 * 1e6
@@ -152,8 +132,7 @@ def main(argv=None) -> int:
             bench(f"persistent 1x{bt}/w{warps} {per_sm}/SM",
                   lambda: persistent(a, b, bt, warps, per_sm * sms))
         print(f"{N}x{T} floor {floor:.1f} | " + " | ".join(cols), flush=True)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("persistent_lookback_probe", __doc__, check, timing))

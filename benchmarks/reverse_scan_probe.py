@@ -15,7 +15,7 @@ standalone row-block kernels (no prefetch, no estimator), to see what the scan i
 
 Raw results: ``results/probes/2026-12-01_reverse_scan_standalone.txt``.
 """
-import argparse
+import os
 import sys
 
 import torch
@@ -23,6 +23,9 @@ import triton
 import triton.language as tl
 
 from rlscan.kernels.scan import _apply, _combine, _combine_next, _suffix_two_level
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _recurrence import main, reference, within  # noqa: E402 - a sibling module
 
 
 @triton.jit
@@ -108,14 +111,6 @@ def run(kind: str, a, b, bn: int, bt: int, warps: int):
     return x
 
 
-def reference(a, b):
-    x, c = torch.zeros_like(a, dtype=torch.float64), torch.zeros(a.shape[0], dtype=torch.float64)
-    for t in range(a.shape[1] - 1, -1, -1):
-        c = b[:, t].double() + a[:, t].double() * c
-        x[:, t] = c
-    return x
-
-
 # (kind, BN, BT, warps): in-warp tiles, then one row over several warps
 TILES = [("rev", 2, 128, 2), ("fwd", 2, 128, 2), ("two", 2, 128, 2), ("two", 1, 128, 1),
          ("two", 1, 512, 1), ("rev", 1, 512, 4), ("fwd", 1, 512, 4), ("wide", 1, 512, 4)]
@@ -129,26 +124,13 @@ def check(device) -> int:
     a[torch.rand(a.shape, generator=gen) < 0.01] = 0.0
     b = torch.randn(a.shape, generator=gen)
     ref = reference(a, b)
-    bad = 0
-    for kind, bn, bt, warps in [t for t in TILES if t[0] != "fwd"]:
-        err = (run(kind, a.to(device), b.to(device), bn, bt, warps).double().cpu() - ref).abs()
-        ok = err.max().item() <= 1e-4 * max(ref.abs().max().item(), 1.0)
-        bad += not ok
-        print(f"{kind} {bn}x{bt}/w{warps}: max error {err.max().item():.1e}"
-              + ("" if ok else "  WRONG"))
-    return int(bad > 0)
+    ok = [within(f"{kind} {bn}x{bt}/w{warps}", run(kind, a.to(device), b.to(device), bn, bt,
+                                                   warps), ref)
+          for kind, bn, bt, warps in TILES if kind != "fwd"]
+    return int(not all(ok))
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--check", action="store_true", help="results only (CPU: interpreter)")
-    args = p.parse_args(argv)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if args.check:
-        return check(device)
-    if device == "cpu":
-        print("reverse_scan_probe: timing needs a CUDA GPU (use --check on CPU)", file=sys.stderr)
-        return 2
+def timing(device) -> None:
     for N, T in SHAPES:
         a = torch.rand(N, T, device=device) * 0.99
         b = torch.randn(N, T, device=device)
@@ -159,8 +141,7 @@ def main(argv=None) -> int:
                                          rep=60) * 1e3
             cols.append(f"{kind} {bn}x{bt}/w{warps} {us:.1f}")
         print(f"{N}x{T} floor {floor:.1f} | " + " | ".join(cols), flush=True)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("reverse_scan_probe", __doc__, check, timing))

@@ -1,0 +1,39 @@
+"""Shared by the standalone scan probes (reverse_scan_probe.py, persistent_lookback_probe.py):
+the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line of ``--check``, and
+the command line (``--check`` anywhere, timing on a GPU)."""
+import argparse
+import sys
+
+import torch
+
+
+def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """x in float64, sequentially over time from the end (x[T] = 0)."""
+    x, c = torch.zeros_like(a, dtype=torch.float64), torch.zeros(a.shape[0], dtype=torch.float64)
+    for t in range(a.shape[1] - 1, -1, -1):
+        c = b[:, t].double() + a[:, t].double() * c
+        x[:, t] = c
+    return x
+
+
+def within(label: str, x: torch.Tensor, ref: torch.Tensor) -> bool:
+    """Print ``label``'s largest error against ``ref``; True if it is within 1e-4 of its scale."""
+    err = (x.double().cpu() - ref).abs().max().item()
+    ok = err <= 1e-4 * max(ref.abs().max().item(), 1.0)
+    print(f"{label}: max error {err:.1e}" + ("" if ok else "  WRONG"))
+    return ok
+
+
+def main(name: str, doc: str, check, timing, argv=None) -> int:
+    """``--check``: ``check(device)`` (an exit code); else ``timing(device)`` on a GPU."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="results only (CPU: interpreter)")
+    args = p.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.check:
+        return check(device)
+    if device == "cpu":
+        print(f"{name}: timing needs a CUDA GPU (use --check on CPU)", file=sys.stderr)
+        return 2
+    timing(device)
+    return 0
