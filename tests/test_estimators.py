@@ -222,9 +222,10 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
                                                    strategy, two_level, monkeypatch):
     """Configs with TWO_LEVEL scan backward chunks in two levels (groups of 4 steps in a thread,
     the later groups by shuffles, and with 256 or 1024 steps a row two or eight parts of 32
-    groups held in each thread's registers): with and without it the results agree with the reference across
-    group, part, chunk and span edges, with a partial row block and dones on a group's first
-    and last step. The launcher really takes the path asked for."""
+    groups held in each thread's registers): with and without it the results agree with the
+    reference across group, part, chunk and span edges, with a partial row block and dones on
+    the last and first steps of groups and parts. The launcher really takes the path asked
+    for."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     from rlscan.kernels import launch
@@ -244,8 +245,8 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
         kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
     kw["terminated"][:-1] = kw["truncated"][:-1] = False
     edge = shape[1] - block_t                      # the first step of the last chunk
-    for t in (20, 35, edge + block_t // 2 - 1, edge + block_t // 2):
-        kw["terminated"][-1, t] = True
+    for t in (edge + 3, edge + 4, edge + block_t // 2 - 1, edge + block_t // 2):
+        kw["terminated"][-1, t] = True             # group 0's last step, group 1's first; parts
     # 8 rows x 4 groups, or 1 row x 32 groups, fill the one warp
     matches_reference_under(dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t,
                                  num_warps=1, CHUNKS_PER_SPAN=1, TWO_LEVEL=two_level), est, kw,

@@ -749,7 +749,7 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     assert capsys.readouterr().out.count(verdict) == 4
 
 
-def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(monkeypatch, capsys):
+def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
     """benchmarks/reverse_scan_probe.py times standalone scans; its --check holds every backward
     variant (triton's reverse scan, the shipped two-level scan with one and four parts, the
     rejected cross-warp one) to the float64 recurrence over chunk, part and warp edges."""
