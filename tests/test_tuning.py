@@ -713,6 +713,19 @@ def test_kernel_ab_patch_blocks_apply_once_or_fail_clearly():
             ab.parse_patch(bad)
 
 
+def test_every_shipped_patch_still_applies_to_the_kernel():
+    """benchmarks/patches/*.patch are the recorded kernel_ab probes: each block's old text must
+    still occur exactly once in scan.py, or the probe cannot be re-run."""
+    from pathlib import Path
+    ab = _benchmark_script("kernel_ab")
+    root = Path(__file__).resolve().parents[1]
+    source = (root / "rlscan" / "kernels" / "scan.py").read_text()
+    patches = sorted((root / "benchmarks" / "patches").glob("*.patch"))
+    assert patches
+    for path in patches:
+        ab.apply_patch(source, ab.parse_patch(path.read_text()))
+
+
 _FLIPPED_SCAN = """<<<<
             s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
 ====
