@@ -4,8 +4,9 @@ compare strategies and tiles before they enter the tuner's candidate space.
     python benchmarks/compare_configs.py --estimator gae --shapes 1x1048576,8x65536 \\
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
-A config is ``heuristic`` (the built-in one) or ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l]``
-(``2l``: the two-level backward scan, ``TWO_LEVEL``).
+A config is ``heuristic`` (the built-in one) or
+``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l][:rREGS]`` (``2l``: the two-level backward scan,
+``TWO_LEVEL``; ``rREGS``: ``maxnreg``, the register cap).
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
@@ -25,6 +26,9 @@ def parse_config(text: str):
     if text == "heuristic":
         return None
     parts = text.split(":")
+    regs = None
+    if len(parts) > 3 and parts[-1].startswith("r"):
+        regs, parts = parts[-1], parts[:-1]
     two_level = parts[-1] == "2l"
     if two_level:
         parts = parts[:-1]
@@ -39,9 +43,11 @@ def parse_config(text: str):
             raise ValueError
         if two_level:
             cfg["TWO_LEVEL"] = True
+        if regs is not None:
+            cfg["maxnreg"] = int(regs[1:])
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"config {text!r}: expected heuristic or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l]") \
+            f"config {text!r}: expected heuristic or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l][:rREGS]") \
             from None
     try:
         return C.validate(cfg)

@@ -1,20 +1,24 @@
 """Long horizons in one launch, probed on the bare backward recurrence x[t] = b[t] + a[t]·x[t+1]
-(fp32 [N, T], few rows, long T): persistent programs that take chunks in order from an atomic
-ticket counter, issue the next chunk's loads before they scan and look back for the current
-one, and find each chunk's carry by decoupled look-back (the shipped ``scan._lookback``).
+(fp32 [N, T]): persistent programs that walk chunks with a stride of the grid, issue the next
+chunk's loads before they scan and look back for the current one, and find each chunk's carry by
+decoupled look-back (the shipped ``scan._lookback``). With one chunk a row (T <= BLOCK_T) there is
+no look-back: the same programs are persistent row blocks with prefetch.
 
 Why (benchmarks/NOTES.md, "What limits us now" 2): the shipped look-back is one program per
 chunk, which holds its tile and has nothing in flight while it scans and waits (GAE 1×1M: 19.7 µs
 against chunked's 14.2, floor 4.9); chunked reads the inputs twice in two launches. Here every
-program keeps one chunk's loads in flight while it waits. Tickets are taken in order by running
-programs, so the lowest unpublished chunk's predecessors are all published: no deadlock, and
-the spin is bounded anyway (``_lookback``).
+program keeps one chunk's loads in flight while it waits.
+
+The first version took chunks from an atomic ticket counter in a ``while`` loop: triton 3.6 (the
+H200's) fails to compile it (an assertion in TritonGPURemoveLayoutConversions; 3.9 compiles it),
+so programs now take chunks p, p + P, p + 2P, ... in a ``for`` loop. A chunk's predecessor then
+belongs to a program of the same round or the one before: with all P programs resident (the
+timing keeps P within one wave) every look-back ends. The interpreter runs programs one after
+another, so ``--check`` on CPU uses one program.
 
     python benchmarks/persistent_lookback_probe.py           # GPU: µs against rlscan's paths
     python benchmarks/persistent_lookback_probe.py --check   # against float64 (CPU: set
                                                              # TRITON_INTERPRET=1 first)
-
-Not measured yet (written after the sixth session's device time was spent).
 """
 import os
 import sys
@@ -26,6 +30,7 @@ import triton.language as tl
 import rlscan
 from rlscan.kernels.launch import force_config
 from rlscan.kernels.scan import _apply, _combine, _lookback, _pack
+from rlscan.tune.bench import device_us
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _recurrence import main, reference, within  # noqa: E402 - a sibling module
@@ -34,58 +39,69 @@ LB_WINDOW = 256          # as the shipped look-back for wide chunks
 
 
 @triton.jit
-def _chunk(A, B, ticket, T, K, TOTAL, o_p, BLOCK_T: tl.constexpr):
-    # row, chunk index from the end, times, mask and loads of ticket's chunk (none past TOTAL)
-    row = ticket // K
+def _chunk(A, B, ticket, N, T, K, TOTAL, o_r, o_p, BLOCK_N: tl.constexpr,
+           BLOCK_T: tl.constexpr):
+    # rows, chunk index from the end, times, mask and loads of ticket's [BN, BT] chunk (none
+    # past TOTAL)
+    o_n = (ticket // K) * BLOCK_N + o_r
     c = ticket % K
     t = T - (c + 1) * BLOCK_T + o_p
-    m = (t >= 0) & (t * 0 + ticket < TOTAL)       # full-shape: the interpreter needs it
-    off = row.to(tl.int64) * T + t
+    m = (t >= 0) & (o_n[:, None] < N) & (t * 0 + ticket < TOTAL)   # full-shape: interpreter
+    off = o_n.to(tl.int64)[:, None] * T + t
     a = tl.load(A + off, mask=m, other=1.0)
     b = tl.load(B + off, mask=m, other=0.0)
-    return row, c, off, m, a, b
+    return o_n, c, off, m, a, b
 
 
 @triton.jit
-def persistent_kernel(A, B, X, WS, T, K, TOTAL, BLOCK_T: tl.constexpr, WINDOW: tl.constexpr):
-    """WS: int64 [1 + 2·N·K] all -1: the ticket counter, then each chunk's published summary
-    (AGG) and leaving value (INC) as in the shipped look-back."""
+def persistent_kernel(A, B, X, WS, N, T, K, TOTAL, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+                      WINDOW: tl.constexpr):
+    """WS: int64 [2·N·K] all -1: each chunk's published summary (AGG) and leaving value (INC)
+    as in the shipped look-back. Tickets: (row block, chunk from the end), row block major."""
+    o_r = tl.arange(0, BLOCK_N)
     o_p = tl.arange(0, BLOCK_T)[None, :]
-    AGG = WS + 1
-    INC = WS + 1 + TOTAL
-    live = tl.full([1], 1, tl.int1)
-    cur = tl.atomic_add(WS, 1) + 1
-    row, c, off, m, a, b = _chunk(A, B, cur, T, K, TOTAL, o_p, BLOCK_T)
-    while cur < TOTAL:
-        # the next ticket's loads go out before this chunk is scanned and looked back for
-        nxt = tl.atomic_add(WS, 1) + 1
-        n_row, n_c, n_off, n_m, n_a, n_b = _chunk(A, B, nxt, T, K, TOTAL, o_p, BLOCK_T)
+    AGG = WS
+    INC = WS + N * K
+    first = tl.program_id(0)
+    step = tl.num_programs(0)
+    o_n, c, off, m, a, b = _chunk(A, B, first, N, T, K, TOTAL, o_r, o_p, BLOCK_N, BLOCK_T)
+    for cur in range(first, TOTAL, step):
+        # the next chunk's loads go out before this chunk is scanned and looked back for
+        n_n, n_c, n_off, n_m, n_a, n_b = _chunk(A, B, cur + step, N, T, K, TOTAL, o_r, o_p,
+                                                BLOCK_N, BLOCK_T)
         s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=True)
-        span_a = tl.sum(tl.where(o_p == 0, s_a, 0.0), 1)
-        span_b = tl.sum(tl.where(o_p == 0, s_b, 0.0), 1)
-        base = tl.zeros([1], tl.int64) + row.to(tl.int64) * K
-        carry = tl.zeros([1], tl.float32)
-        if c > 0:
-            tl.store(AGG + base + c, _pack(span_a, span_b))
-            carry = _lookback(AGG, INC, base, c, live, 1, WINDOW)
-        tl.store(INC + base + c, _pack(_apply(span_a, span_b, carry), tl.zeros([1], tl.float32)))
+        m_n = o_n < N
+        base = o_n.to(tl.int64) * K
+        carry = tl.zeros([BLOCK_N], tl.float32)
+        if K > 1:
+            span_a = tl.sum(tl.where(o_p == 0, s_a, 0.0), 1)
+            span_b = tl.sum(tl.where(o_p == 0, s_b, 0.0), 1)
+            if c > 0:
+                tl.store(AGG + base + c, _pack(span_a, span_b), mask=m_n)
+                carry = _lookback(AGG, INC, base, c, m_n, BLOCK_N, WINDOW)
+            tl.store(INC + base + c, _pack(_apply(span_a, span_b, carry),
+                                           tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
         tl.store(X + off, _apply(s_a, s_b, carry[:, None]), mask=m)
-        cur, row, c, off, m, a, b = nxt, n_row, n_c, n_off, n_m, n_a, n_b
+        o_n, c, off, m, a, b = n_n, n_c, n_off, n_m, n_a, n_b
 
 
 def persistent(a: torch.Tensor, b: torch.Tensor, block_t: int = 1024, warps: int = 4,
-               programs: int = 0) -> torch.Tensor:
-    """x for the backward recurrence with ``programs`` persistent programs (0: 8 per SM)."""
+               programs: int = 0, block_n: int = 1) -> torch.Tensor:
+    """x for the backward recurrence with ``programs`` persistent programs (0: 8 per SM) on
+    [block_n, block_t] chunks. Program p takes chunks p, p + programs, ...: a chunk's
+    predecessor belongs to a program of the same or an earlier round, so with every program
+    resident the look-back ends (the GPU timing keeps programs within one wave)."""
     N, T = a.shape
     K = triton.cdiv(T, block_t)
-    total = N * K
+    total = triton.cdiv(N, block_n) * K
     if programs <= 0:
         sms = torch.cuda.get_device_properties(a.device).multi_processor_count \
             if a.is_cuda else 4
         programs = 8 * sms
-    ws = torch.full((1 + 2 * total,), -1, dtype=torch.int64, device=a.device)
+    ws = torch.full((2 * N * K,), -1, dtype=torch.int64, device=a.device)
     x = torch.empty_like(a)
-    persistent_kernel[(min(programs, total),)](a, b, x, ws, T, K, total, BLOCK_T=block_t,
+    persistent_kernel[(min(programs, total),)](a, b, x, ws, N, T, K, total, BLOCK_N=block_n,
+                                               BLOCK_T=block_t,
                                                WINDOW=min(block_t, LB_WINDOW),
                                                num_warps=warps)
     return x
@@ -99,39 +115,57 @@ def inputs(N, T, device, seed=0):
 
 
 def check(device) -> int:
-    """Largest error against float64 over many chunks and rows (a row's chunks are consecutive
-    tickets; the next row's first chunk does not look back into it)."""
+    """Largest error against float64 over many chunks and rows (a row's chunks are consecutive;
+    the next row's first chunk does not look back into it), two-row chunks, one chunk a row."""
     ok = []
-    for N, T, bt, progs in [(3, 16 * 37 + 5, 16, 4), (2, 64 * 9, 64, 3), (1, 1000, 128, 1)]:
+    for N, T, bn, bt, progs in [(3, 16 * 37 + 5, 1, 16, 4), (2, 64 * 9, 1, 64, 3),
+                                (1, 1000, 1, 128, 1), (5, 200, 2, 32, 3), (7, 64, 2, 64, 2)]:
+        if device == "cpu":
+            progs = 1      # the interpreter runs programs one after another: a later round's
+                           # look-back would wait on a program that has not started
         a, b = inputs(N, T, "cpu", seed=T)
-        x = persistent(a.to(device), b.to(device), block_t=bt, warps=1, programs=progs)
-        ok.append(within(f"{N}x{T} chunks of {bt}, {progs} programs", x, reference(a, b)))
+        x = persistent(a.to(device), b.to(device), block_t=bt, warps=1, programs=progs,
+                       block_n=bn)
+        ok.append(within(f"{N}x{T} chunks of {bn}x{bt}, {progs} programs", x, reference(a, b)))
     return int(not all(ok))
 
 
+# (N, T), then tiles (BN, BT, warps) with the programs per SM tried for each
+# (timed with do_bench first: the host's launch cost hid the long horizons; the wide shapes lost
+# to the tuned row block by 1.3-2.3x: 65536x128 42.3 vs 31.9 µs, 1024x8192 72.1 vs 40.7)
+SHAPES = [((1, 1048576), (8, 262144), (8, 65536), (32, 32768), (128, 16384), (256, 8192),
+           (512, 4096))]
+TILES = [[(1, 1024, 4, (4, 8)), (1, 512, 2, (8, 16)), (1, 2048, 8, (2, 4)), (1, 4096, 8, (2,))]]
+
+
 def timing(device) -> None:
-    for N, T in [(1, 1048576), (8, 262144), (8, 65536), (32, 32768), (128, 16384)]:
-        a, b = inputs(N, T, device)
-        floor = 3 * N * T * 4 / 4.26e12 * 1e6
-        ref = rlscan.linear_scan(a, b, reverse=True)
-        cols = []
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    for shapes, tiles in zip(SHAPES, TILES):
+        for N, T in shapes:
+            a, b = inputs(N, T, device)
+            floor = 3 * N * T * 4 / 4.26e12 * 1e6
+            ref = rlscan.linear_scan(a, b, reverse=True)
+            cols = []
 
-        def bench(name, fn):
-            err = (fn() - ref).abs().max().item()
-            us = triton.testing.do_bench(fn, warmup=10, rep=60) * 1e3
-            cols.append(f"{name} {us:.1f}" + ("!" if err > 1e-3 * ref.abs().max().item() else ""))
+            def bench(name, fn):
+                err = (fn() - ref).abs().max().item()
+                us = device_us([fn])     # CUDA-graph replay, as rlscan-bench (one input set)
+                cols.append(f"{name} {us:.1f}" + ("!" if err > 1e-3 * ref.abs().max().item()
+                                                  else ""))
 
-        bench("tuned", lambda: rlscan.linear_scan(a, b, reverse=True))
-        for cfg in ("chunked:1x1024:w4:c1", "lookback:1x1024:w4:c1"):
-            strategy, tile, w, cps = cfg.split(":")
-            with force_config(strategy=strategy, BLOCK_N=1, BLOCK_T=int(tile.split("x")[1]),
-                              num_warps=int(w[1:]), CHUNKS_PER_SPAN=int(cps[1:])):
-                bench(cfg, lambda: rlscan.linear_scan(a, b, reverse=True))
-        for bt, warps, per_sm in ((1024, 4, 8), (1024, 4, 4), (512, 2, 16), (2048, 8, 4)):
-            sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-            bench(f"persistent 1x{bt}/w{warps} {per_sm}/SM",
-                  lambda: persistent(a, b, bt, warps, per_sm * sms))
-        print(f"{N}x{T} floor {floor:.1f} | " + " | ".join(cols), flush=True)
+            bench("tuned", lambda: rlscan.linear_scan(a, b, reverse=True))
+            if shapes is SHAPES[0]:
+                for cfg in ("chunked:1x1024:w4:c1", "lookback:1x1024:w4:c1"):
+                    strategy, tile, w, cps = cfg.split(":")
+                    with force_config(strategy=strategy, BLOCK_N=1,
+                                      BLOCK_T=int(tile.split("x")[1]), num_warps=int(w[1:]),
+                                      CHUNKS_PER_SPAN=int(cps[1:])):
+                        bench(cfg, lambda: rlscan.linear_scan(a, b, reverse=True))
+            for bn, bt, warps, per_sms in tiles:
+                for per_sm in per_sms:
+                    bench(f"p {bn}x{bt}/w{warps} {per_sm}/SM",
+                          lambda: persistent(a, b, bt, warps, per_sm * sms, bn))
+            print(f"{N}x{T} floor {floor:.1f} | " + " | ".join(cols), flush=True)
 
 
 if __name__ == "__main__":

@@ -281,6 +281,31 @@ def test_two_level_is_ignored_for_forward_scans_and_time_major_buffers(backend, 
     assert taken == [0, 0]
 
 
+@pytest.mark.parametrize("est", ["discounted_returns", "vtrace", "eligibility_traces"])
+def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est, monkeypatch):
+    """A config's maxnreg goes to the kernel launch as Triton's ``maxnreg`` option (ptxas may
+    then spill, never change a result): capped at 32, the results still match the reference
+    (on the GPU with real spills for V-trace, which takes 64 registers uncapped)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch options")
+    from rlscan.kernels import launch
+    seen, options = [], launch._options
+
+    def spy(opts):
+        seen.append(opts)
+        return options(opts)
+
+    monkeypatch.setattr(launch, "_options", spy)
+    monkeypatch.setattr(launch, "_compiled", {})   # the direct path calls _options on a compile
+    shape = (5, 2 * 128 + 3)
+    kw, rk = make(est, shape, seed=37)
+    matches_reference_under(dict(strategy="row_block", BLOCK_N=2, BLOCK_T=128, num_warps=2,
+                                 TWO_LEVEL=True, maxnreg=32), est, kw, rk, device,
+                            T=shape[-1])
+    assert seen and all(options(o)["maxnreg"] == 32 for o in seen)
+    assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3))
+
+
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
 def test_lookback_across_many_windows_matches_reference(backend, device, est):
     """71 spans per row: the look-back walks back over more than two 32-span windows, composing

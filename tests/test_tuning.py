@@ -526,6 +526,38 @@ def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
             "row_block/2x128/w2/s1"} <= set(labels)
 
 
+def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
+    """The tuner measures a register cap only on the small two-level tiles it was found for
+    (2x128/w2 at 40, 1x128/w1 at 32), right after their uncapped twin; never elsewhere."""
+    for N, T in SHAPES:
+        for est in ("gae", "discounted_returns", "eligibility_traces"):
+            for layout in C.LAYOUTS:
+                cands = C.candidates(est, N, T, layout, "float32")
+                for i, c in enumerate(cands):
+                    if c.get("maxnreg"):
+                        assert est in C.BACKWARD and layout == "time_last" and c["TWO_LEVEL"]
+                        assert (c["strategy"], c["BLOCK_N"], c["BLOCK_T"], c["num_warps"],
+                                c["maxnreg"]) in {("row_block", 2, 128, 2, 40),
+                                                  ("row_block", 1, 128, 1, 32)}
+                        twin = dict(c)
+                        del twin["maxnreg"]
+                        assert cands[i - 1] == twin
+    labels = [C.label(c) for c in C.candidates("discounted_returns", 65536, 128, "time_last",
+                                                "float32")]
+    assert {"row_block/2x128/w2/s1/2l/r40", "row_block/1x128/w1/s1/2l/r32"} <= set(labels)
+
+
+def test_validate_register_cap():
+    ok = {"BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 40}
+    assert C.validate(ok)["maxnreg"] == 40
+    assert C.label(C.validate(ok)) == "row_block/2x128/w2/s1/r40"
+    assert "maxnreg" not in C.validate(dict(ok, maxnreg=None))
+    for bad in (33, 0, True, "40", 256):
+        with pytest.raises(ValueError, match="maxnreg"):
+            C.validate(dict(ok, maxnreg=bad))
+    assert C.to_triton_config(ok).maxnreg == 40
+
+
 def test_validate_two_level():
     ok = {"BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True}
     assert C.validate(ok)["TWO_LEVEL"] is True
@@ -692,8 +724,13 @@ def test_compare_configs_parses_config_names_into_validated_configs():
     assert parse("row_block:2x128:w2")["BLOCK_N"] == 2
     assert parse("chunked:1x512:w1:c1:2l")["TWO_LEVEL"] is True
     assert "TWO_LEVEL" not in parse("row_block:2x128:w2")
+    assert parse("row_block:2x128:w2:2l:r40")["maxnreg"] == 40
+    assert parse("chunked:1x512:w1:c1:r32") == {"strategy": "chunked", "BLOCK_N": 1,
+                                                "BLOCK_T": 512, "num_warps": 1, "num_stages": 1,
+                                                "CHUNKS_PER_SPAN": 1, "maxnreg": 32}
     for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5",
-                "row_block:1x128:w2:2l", "row_block:2x128:w2:c1:c1"):
+                "row_block:1x128:w2:2l", "row_block:2x128:w2:c1:c1",
+                "row_block:2x128:w2:r33", "row_block:2x128:w2:rx"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse(bad)
 
@@ -775,16 +812,17 @@ def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
 
 
 def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, capsys):
-    """benchmarks/persistent_lookback_probe.py: persistent programs taking chunks by ticket and
-    finding carries by look-back give the float64 recurrence over many chunks and rows (in the
-    interpreter one program takes every ticket; on a GPU they race)."""
+    """benchmarks/persistent_lookback_probe.py: persistent programs walking chunks with the
+    grid's stride and finding carries by look-back give the float64 recurrence over many chunks
+    and rows, one- and two-row chunks, one chunk a row (in the interpreter one program walks
+    every chunk; on a GPU they race)."""
     if torch.cuda.is_available():
         pytest.skip("checked in the interpreter on CPU-only machines")
     monkeypatch.setenv("RLSCAN_INTERPRET", "1")
     probe = _benchmark_script("persistent_lookback_probe")
     assert probe.check("cpu") == 0
     out = capsys.readouterr().out
-    assert out.count("max error") == 3 and "WRONG" not in out
+    assert out.count("max error") == 5 and "WRONG" not in out
 
 
 def test_tune_report_summarises_gains_floors_and_failed_candidates():

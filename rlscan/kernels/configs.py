@@ -7,6 +7,7 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "chunked", ..., "CHUNKS_PER_SPAN": 16}
     {"strategy": "lookback", ..., "CHUNKS_PER_SPAN": 1}
     {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128, "num_warps": 1, "TWO_LEVEL": True}
+    {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 32}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -18,6 +19,9 @@ carry from the summaries earlier spans publish (decoupled look-back).
 4 steps a thread and then across the row's threads (scan.py, ``_suffix_two_level``); it needs
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
 time-major buffers.
+``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
+kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
+latency-bound, so fewer resident warps mean fewer loads in flight.
 A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
@@ -33,6 +37,8 @@ DTYPES = ("float32", "bfloat16", "float16")
 MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, BT] fp32 arrays
 NUM_WARPS = (1, 2, 4, 8)
 NUM_STAGES = (1, 2, 3)
+# 32 registers a thread: 64 warps an SM (full occupancy); 40: 48 warps; 48: 40; 64: 32
+MAXNREG = (32, 40, 48, 64)
 
 # The row-block kernel is latency-bound: small tiles, few warps, many programs. The first
 # H200 sweep (GAE over the standard grid, fp32 and bf16, both layouts, 64 buckets) dropped
@@ -65,6 +71,12 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1))
 _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
                    ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
+# Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
+# returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
+# H200, 65536x128); capped at 40: 32.0 -> 28.2 us. 1x128/w1/2l at 32: GAE 16384x128 13.1 -> 12.3,
+# Retrace 65536x128 52.9 -> 48.9. Tighter caps spill (V-trace 131072x256 2x128/w2/2l at 32:
+# 870 us vs 199), and other tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
+_REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 
 
 def next_pow2(n: int) -> int:
@@ -127,18 +139,25 @@ def validate(config) -> Dict:
                              f"(BLOCK_N*min(BLOCK_T/4, 32) >= 32*num_warps) and no look-back; "
                              f"got {label(out)}")
         out["TWO_LEVEL"] = True
+    regs = config.get("maxnreg")
+    if regs is not None:
+        if regs not in MAXNREG or isinstance(regs, bool):
+            raise ValueError(f"maxnreg={regs!r}; expected one of {MAXNREG} (or none)")
+        out["maxnreg"] = regs
     return out
 
 
 def label(config: Dict) -> str:
-    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l`` (rows x
-    steps per program, warps, stages, chunks per span, two-level scan)."""
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/r32`` (rows
+    x steps per program, warps, stages, chunks per span, two-level scan, register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
         out += f"/c{config['CHUNKS_PER_SPAN']}"
     if config.get("TWO_LEVEL"):
         out += "/2l"
+    if config.get("maxnreg"):
+        out += f"/r{config['maxnreg']}"
     return out
 
 
@@ -183,8 +202,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
 
     Backward estimators on time-last buffers also measure the two-level scan of every tile
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
-    2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8). The
-    dtype does not change the space today."""
+    2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
+    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``). The dtype
+    does not change the space today."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -195,6 +215,10 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
         out.append(validate(c))
         if two_level and two_level_fits(c):
             out.append(validate(dict(c, TWO_LEVEL=True)))
+            cap = _REGISTER_CAPS.get((c["strategy"], c["BLOCK_N"], c["BLOCK_T"],
+                                      c["num_warps"]))
+            if cap:
+                out.append(validate(dict(c, TWO_LEVEL=True, maxnreg=cap)))
     if two_level:
         seen = {label(c) for c in out}
         for c in _fit(N, T, _TWO_LEVEL_ONLY):
@@ -210,5 +234,6 @@ def to_triton_config(config: Dict):
     its kwargs."""
     import triton
     c = validate(config)
-    kwargs = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
-    return triton.Config(kwargs, num_warps=c["num_warps"], num_stages=c["num_stages"])
+    kwargs = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages", "maxnreg")}
+    return triton.Config(kwargs, num_warps=c["num_warps"], num_stages=c["num_stages"],
+                         maxnreg=c.get("maxnreg"))

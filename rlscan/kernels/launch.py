@@ -160,7 +160,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
               pb.row1 is not None, pb.pg_mix, pb.starts_at)
     tail = [pb.N, pb.T, per_span, float(pb.gamma), float(pb.lmbda), float(pb.rho_bar),
             float(pb.c_bar), float(pb.pg_rho_bar)]
-    options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1))
+    options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1), cfg.get("maxnreg"))
     # programs that walk several chunks issue each chunk's loads one chunk ahead
     bn, bt = cfg["BLOCK_N"], cfg["BLOCK_T"]
     # the config's two-level scan (configs.py) applies to backward scans of time-last buffers
@@ -230,15 +230,22 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
                    ck.packed_metadata, None, None, None, *args, *consts)
         else:
             ck = kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)),
-                              num_warps=options[0], num_stages=options[1])
+                              **_options(options))
             if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
                 _compiled.clear()
             _compiled[key] = ck
         _replay.record_launch(ck, grid, args, objs, consts, dev)
         return
     _replay.not_replayable()
-    kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)),
-                 num_warps=options[0], num_stages=options[1])
+    kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)), **_options(options))
+
+
+def _options(options: tuple) -> dict:
+    # (num_warps, num_stages[, maxnreg]) as launch keywords; no register cap, no keyword
+    out = {"num_warps": options[0], "num_stages": options[1]}
+    if len(options) > 2 and options[2] is not None:
+        out["maxnreg"] = options[2]
+    return out
 
 
 def _tensors(args: list, objs: list) -> list:

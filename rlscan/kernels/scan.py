@@ -13,7 +13,10 @@ Scan order: a chunk is loaded in ascending time (contiguous, vectorised loads) a
 toward the boundary: ``associative_scan(reverse=True)`` for backward scans, whose running
 suffix is the left operand on triton 3.6 (H200) and in the interpreter, so the element applied
 first, nearest the boundary value, is always the left operand of ``_combine``
-(tests/test_estimators.py pins this against the float64 reference on every backend).
+(tests/test_estimators.py pins this against the float64 reference on every backend). Configs
+with ``TWO_LEVEL`` scan a backward, time-last chunk in two levels instead
+(``_suffix_two_level``: 4 steps a thread in registers, then shuffles within the row's warp),
+because triton's reverse scan moves every element across lanes twice.
 
 Lanes outside ``[0, T)`` or past the last row hold the identity ``(1, 0)`` (§2.4) and every
 load and store is masked, so pad lanes may carry out-of-range times. Masking is by
@@ -93,9 +96,9 @@ def _step(x, o_e, k):
 def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
     """``associative_scan((a, b), 1, _combine, reverse=True)`` over a chunk held as a
     [Q, BN, G, 4] tile: Q parts of G groups of 4 contiguous steps, a group's steps in one thread,
-    a row's G groups on G lanes of one warp, the Q parts in that thread's registers (so a warp
-    covers up to 512 steps of a row without talking to other warps). Triton's reverse scan
-    moves every element across lanes before and after a forward scan (PTX, 2x128/w2: 33
+    a row's G groups on G lanes of one warp, the Q <= 8 parts in that thread's registers (so a
+    warp covers up to 1024 steps of a row without talking to other warps). Triton's reverse
+    scan moves every element across lanes before and after a forward scan (PTX, 2x128/w2: 33
     shuffles vs 17 for the forward scan); here each thread composes its 4 steps in registers,
     the later groups of a part are composed by shuffles toward lower lanes (Hillis-Steele as
     gathers), the later parts in registers, and one combine per step completes it.
@@ -180,7 +183,7 @@ def _ratio(x1, x2, RATIO: tl.constexpr):
 @triton.jit
 def _tile(i_c, T, o_p, m_r, REVERSE: tl.constexpr, BLOCK_T: tl.constexpr):
     # times and mask of chunk i_c, counted from the boundary, lanes in ascending time; the tile
-    # shape is m_r's with o_p's lanes ([BN, BT] or [BN, G, 4])
+    # shape is m_r's with o_p's lanes ([BN, BT] or [Q, BN, G, 4])
     if REVERSE:
         t = T - (i_c + 1) * BLOCK_T + o_p
     else:
