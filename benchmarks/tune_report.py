@@ -62,9 +62,12 @@ def report(db, seconds=None) -> str:
                    f"{worst} |")
     wins = Counter(e["config"]["strategy"] for _, e in rows)
     two = Counter(e["config"]["strategy"] for _, e in rows if e["config"].get("TWO_LEVEL"))
+    capped = Counter(f"r{e['config']['maxnreg']}" for _, e in rows if e["config"].get("maxnreg"))
     out += ["", "Winning strategies: " + ", ".join(f"{k} {v}" for k, v in wins.most_common())
             + "; of these with the two-level backward scan (`/2l`): "
-            + (", ".join(f"{k} {v}" for k, v in two.most_common()) or "none") + ".", "",
+            + (", ".join(f"{k} {v}" for k, v in two.most_common()) or "none")
+            + "; under a register cap (`/rN`): "
+            + (", ".join(f"{k} {v}" for k, v in sorted(capped.items())) or "none") + ".", "",
             "## Every bucket", "",
             "| estimator | dtype | layout | rows | steps | config | µs | floor µs | vs heuristic |",
             "|---|---|---|---|---|---|---:|---:|---:|"]

@@ -827,19 +827,21 @@ def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, c
 
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
-    dtype and layout, the worst bucket among floors >= 20 us, and candidates that failed."""
-    def entry(rows, us, floor, heur, failed=False):
+    dtype and layout, the worst bucket among floors >= 20 us, candidates that failed, and how
+    many winners scan in two levels or run under a register cap."""
+    def entry(rows, us, floor, heur, failed=False, **extra):
         timings = {"row_block/1x128/w1/s1": us}
         if failed:
             timings["chunked/1x256/w2/s1/c1"] = "failed: RuntimeError: PassManager::run failed"
         return {"dtype": "float32", "layout": "time_last", "rows": rows, "steps": [128, 255],
                 "config": {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128,
-                           "num_warps": 1, "num_stages": 1},
+                           "num_warps": 1, "num_stages": 1, **extra},
                 "median_us": us, "floor_us": floor, "heuristic_us": heur, "timings": timings}
     db = {"device": {"name": "GPU X", "copy_gbps": 4000.0},
           "software": {"torch": "t", "triton": "3.6.0"},
           "kernels": {"gae": {"entries": [entry([64, 127], 2.0, 1.0, 4.0, failed=True),
-                                          entry([4096, 8191], 30.0, 24.0, 30.0),
+                                          entry([4096, 8191], 30.0, 24.0, 30.0,
+                                                TWO_LEVEL=True, maxnreg=32),
                                           entry([8192, 16383], 60.0, 40.0, 60.0)]}}}
     text = _benchmark_script("tune_report").report(db, seconds=12)
     assert "3 buckets, 4 candidate runs, **12 s**" in text
@@ -848,3 +850,4 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     assert "| float32 | time_last | 3 | 1.26× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
     assert text.count("| gae | float32 | time_last |") == 3
+    assert "(`/2l`): row_block 1; under a register cap (`/rN`): r32 1." in text
