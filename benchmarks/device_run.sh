@@ -6,10 +6,10 @@
 #                                              # then the streaming-kernel floor (stream_floor.py)
 #   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
 #                                              # thorough --jobs 14 (~380 s, CPU-bound)
-#   bash benchmarks/device_run.sh probes       # the untimed ideas of benchmarks/NOTES.md: the
+#   bash benchmarks/device_run.sh probes       # side-by-side probes (benchmarks/NOTES.md): the
 #                                              # persistent look-back probe, the standalone scans,
-#                                              # and two-level tiles on the big cells that miss
-#                                              # (~3 min; no retune needed: no kernel change)
+#                                              # two-level tiles and register caps on the big
+#                                              # cells that miss (~3 min; no retune needed)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -38,7 +38,7 @@ probes)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   timeout 120 python3 $R/benchmarks/persistent_lookback_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 90 python3 $R/benchmarks/reverse_scan_probe.py 2>&1 | grep -v "Warn\|_warn"
-  TILES=heuristic,row_block:2x128:w2:2l,row_block:2x256:w2:2l,row_block:4x128:w4:2l,row_block:1x256:w1:2l,row_block:1x512:w1:2l,row_block:1x1024:w1:2l,row_block:1x512:w4
+  TILES=heuristic,row_block:2x128:w2:2l,row_block:2x128:w2:2l:r40,row_block:1x128:w1:2l:r32,row_block:1x256:w1:2l,row_block:1x512:w1:2l,row_block:1x1024:w1:2l,row_block:1x512:w4
   timeout 90 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
     --shapes 65536x128,1024x8192 --configs $TILES 2>&1 | grep -v "Warn\|_warn"
   for e in lambda_returns vtrace; do

@@ -45,6 +45,32 @@ FOUND = [
         _LEAK_NOTE + " (NaN ratio at t=2 makes Qret[0] NaN; must be r[0] = 1)"),
 ]
 
+_TINY_GAMMA = ("found 2026-12-01 (thorough, H200 and rlscan's torch path): γ = 6.3e-23 makes the pg "
+               "advantage's γ·vs[t+1] subnormal (~1e-44); the float32 rounding there (7.6e-46 on "
+               "a CPU, a flush to 0 on a GPU) exceeded the bound's relative terms (4e-50): the "
+               "bound lacked an absolute subnormal term in the post-processing (tolerance.py)")
+_LOGP = {"behaviour_logp": array([[-0.2514604330062866, -0.26420971751213074, -1.280845284461975,
+                                   -0.20980022847652435, -1.0713387727737427, -0.7231901288032532,
+                                   -2.6080000400543213, -1.8941619396209717, -1.407470464706421,
+                                   -2.5308430194854736, -1.2465488910675049, -0.08265195786952972,
+                                   -4.65006160736084, -0.437583327293396, -2.4918220043182373,
+                                   -1.4645347595214844, -1.0885180234909058, -0.6326003074645996,
+                                   -0.8232610821723938, -2.085026741027832]]),
+         "target_logp": array([[-0.24517391622066498, -0.2708149552345276, -1.248824119567871,
+                                -0.2045552283525467, -1.098122239112854, -0.7051103711128235,
+                                -2.542799949645996, -1.846807837486267, -1.442657232284546,
+                                -2.594114065170288, -1.2777125835418701, -0.08058565855026245,
+                                -4.766313076019287, -0.4485229253768921, -2.554117441177368,
+                                -1.5011481046676636, -1.1157310009002686, -0.6484153270721436,
+                                -0.8026795387268066, -2.0329010486602783]])}
+_STEPS = array([[2.0, 1.0, 0.0, -2.0, -1.0, -3.0, -3.0, -3.0, -2.0, 2.0, 1.0, 3.0, 0.0, 1.0, 3.0,
+                 2.0, 1.0, 0.0, 0.0, 3.0]])
+FOUND.append(Found("vtrace", "matches_reference", Case("vtrace", {
+    "rewards": _STEPS, "values": _STEPS, "bootstrap_values": _STEPS,
+    "gamma": 6.334980947079717e-23, "lmbda": 0.8999999761581421, "rho_bar": 1.0, "c_bar": 1.0,
+    "pg_bootstrap": "vs", **_LOGP}, dtype="float32", flag_dtype="bool", layout="time_last"), {},
+    _TINY_GAMMA))
+
 # (estimator, property) -> reason, for the rlscan target only. Empty: the NaN leak above was
 # fixed in rlscan (42af661, "A zero coefficient stays a reset when composed with a NaN/inf
 # coefficient").

@@ -25,7 +25,11 @@ to first order in u:
   ``|x|·u``; a probability pair, a division of ≤ 4u. A clipped ratio is exactly the threshold.
 * **post-processing**: one rounding of each output, e.g. ``vs = V + x`` adds ``u·(|V| + |x|)``;
   the pg advantage carries vs[t+1]'s bound times γ, plus its own roundings.
-* **subnormals**: a GPU flushes subnormal results; each flushed value errs by < 2^-126.
+* **subnormals**: a GPU flushes subnormal results; each flushed value errs by < 2^-126. That
+  holds for the post-processing roundings too (``FLUSH`` per rounded operation of an output's
+  final formula): with γ ~ 1e-23 the pg advantage's γ·vs[t+1] is ~1e-44, rounded to the
+  subnormal grid on a CPU (7.6e-46 off) and flushed to 0 on a GPU, where the relative terms
+  alone allowed 4e-50 (vtrace, found 2026-12-01, verify/examples.py).
 
 So ``bound[t] = (u·C_COMBINE·depth·M[t] + D[t] + E[t] + post + floor)·(1 + (depth + T)·u)``,
 the last factor covering the neglected second-order terms. The reference's own float64
@@ -280,15 +284,15 @@ def _post(case: Case, tm: Terms, bx, x) -> Dict[str, np.ndarray]:
     U, est, p = U_FP32, case.estimator, tm.post
     names = output_names(est)
     with np.errstate(invalid="ignore", over="ignore"):
-        if est == "gae":
-            return dict(zip(names, (bx, bx + U * (np.abs(x) + np.abs(p["v"])))))
+        if est == "gae":     # returns = x + V: one rounding
+            return dict(zip(names, (bx, bx + U * (np.abs(x) + np.abs(p["v"])) + FLUSH)))
         if est == "retrace":
-            return {"out": bx + U * (np.abs(x) + np.abs(p["v"]))}
+            return {"out": bx + U * (np.abs(x) + np.abs(p["v"])) + FLUSH}
         if est != "vtrace":
             return {"out": bx}
         v, vn, g, lam = p["v"], p["vn"], p["g"], p["lam"]
         vs = v + x
-        b_vs = bx + U * (np.abs(x) + np.abs(v))
+        b_vs = bx + U * (np.abs(x) + np.abs(v)) + FLUSH
         vs_next, b_vs_next = _next(vs), _next(b_vs)
         if p["mix"]:
             w_mid = lam * np.abs(vs_next) + np.abs((1 - lam) * vn)
@@ -299,8 +303,9 @@ def _post(case: Case, tm: Terms, bx, x) -> Dict[str, np.ndarray]:
         e_w = np.where(p["term"] | p["boot"], 0.0, e_mid)
         inner = p["r"] + g * w_abs + np.abs(v)
         rho_pg, rho_pg_err = p["pg"]
+        # ρ·(r + γ·w − V): four roundings, each may land on (or flush from) the subnormal range
         b_pg = rho_pg * (g * e_w + 3 * U * inner) + _mul0(rho_pg_err, inner) \
-            + U * _mul0(rho_pg, inner)
+            + U * _mul0(rho_pg, inner) + 4 * FLUSH
         return dict(zip(names, (b_vs, b_pg)))
 
 
