@@ -825,6 +825,16 @@ def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, c
     assert out.count("max error") == 5 and "WRONG" not in out
 
 
+def test_ncu_targets_takes_only_the_profiled_variants(capsys):
+    """benchmarks/ncu_targets.py (what Nsight Compute profiled): an unknown variant is refused
+    by name before any GPU work."""
+    mod = _benchmark_script("ncu_targets")
+    assert mod.VARIANTS == ("fwd", "bwd", "disc", "bwd2l", "bwdrev")
+    with pytest.raises(SystemExit):
+        mod.main(["bwd3"])
+    assert "invalid choice: 'bwd3'" in capsys.readouterr().err
+
+
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, candidates that failed, and how

@@ -118,6 +118,27 @@ def test_returns_bound_covers_the_rounding_of_v_plus_advantage():
     assert np.all(bnd.bounds["returns"] >= tolerance.U_FP32 * 1e6)
 
 
+def test_post_processed_outputs_allow_a_flushed_subnormal():
+    """An output's final formula may round to the subnormal range (a CPU) or flush it to zero (a
+    GPU): every post-processed output allows at least one flush, whatever the magnitudes
+    (V-trace's pg advantage at γ = 6e-23, verify/examples.py)."""
+    tiny = tolerance.FLUSH
+    steps = np.array([[2.0, 1.0, 0.0, 0.0, 3.0]])
+    cases = [Case("vtrace", {"rewards": steps, "values": steps, "bootstrap_values": steps,
+                             "log_ratio": np.zeros_like(steps), "gamma": 6.3e-23}),
+             Case("gae", {"rewards": steps, "values": steps, "next_values": steps,
+                          "gamma": 6.3e-23, "lmbda": 0.9}),
+             Case("retrace", {"rewards": steps, "q_taken": steps, "expected_next_q": steps,
+                              "log_ratio": np.zeros_like(steps), "gamma": 6.3e-23})]
+    for case in cases:
+        bnd = tolerance.bound(case, 4)
+        for name, b in bnd.bounds.items():
+            if (case.estimator, name) != ("gae", "advantages"):     # the raw scan state
+                assert np.all(b >= tiny), (case.estimator, name)
+    pg = tolerance.bound(cases[0], 4).bounds["pg_advantages"]
+    assert np.all(pg >= 4 * tiny)
+
+
 def test_rows_whose_products_overflow_float32_are_exempt():
     a = np.stack([np.full(200, 2.0), np.full(200, 0.5)])
     case = Case("linear_scan", {"a": a, "b": np.ones((2, 200)), "reverse": False})
