@@ -4,10 +4,12 @@ chunk's loads before they scan and look back for the current one, and find each 
 decoupled look-back (the shipped ``scan._lookback``). With one chunk a row (T <= BLOCK_T) there is
 no look-back: the same programs are persistent row blocks with prefetch.
 
-Why (benchmarks/NOTES.md, "What limits us now" 2): the shipped look-back is one program per
+Why (benchmarks/NOTES.md, "What limits us now" 3): the shipped look-back is one program per
 chunk, which holds its tile and has nothing in flight while it scans and waits (GAE 1×1M: 19.7 µs
 against chunked's 14.2, floor 4.9); chunked reads the inputs twice in two launches. Here every
-program keeps one chunk's loads in flight while it waits.
+program keeps one chunk's loads in flight while it waits. Timed in the seventh session, it lost
+on every shape (1×1M 14.7 µs at best against 11.9 tuned;
+``results/probes/2026-12-01_persistent_lookback.txt``).
 
 The first version took chunks from an atomic ticket counter in a ``while`` loop: triton 3.6 (the
 H200's) fails to compile it (an assertion in TritonGPURemoveLayoutConversions; 3.9 compiles it),
