@@ -65,7 +65,8 @@ def test_a_failure_exits_1_and_prints_a_runnable_reproducer(capsys):
                     "--property", "matches_reference", "--profile", "ci")
     assert code == 1
     assert "==== FAILURE: linear_scan / matches_reference" in out
-    source = out.split("---- reproducer (shrunk example)\n", 1)[1].split("\nestimator", 1)[0]
+    source = out.split("---- reproducer (shrunk example)\n", 1)[1].split(
+        "---- end of reproducer", 1)[0]
     assert "load_target('rlscan.verify.mutants:linear_scan_swapped_combine'" in source
     with pytest.raises(AssertionError, match="differs from the float64 reference"):
         exec(compile(source, "<reproducer>", "exec"), {})
@@ -124,6 +125,21 @@ def test_jobs_reports_failures_with_their_reproducers(capsys):
     assert "==== FAILURE: linear_scan / matches_reference" in out
     assert "==== FAILURE: linear_scan / done_severs_dependence" in out
     assert out.count("---- reproducer (shrunk example)") == 2
+
+
+def test_a_failure_is_reported_as_its_run_ends(capsys):
+    """The reproducer follows the failing run's progress line, before the next run's: a run cut
+    short by a timeout keeps the reports of the runs that ended."""
+    code, out = run(capsys, "--impl", "rlscan.verify.mutants:linear_scan_swapped_combine",
+                    "--property", "matches_reference", "--property", "combine_exact",
+                    "--profile", "ci")
+    assert code == 1
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("[  1/2]"))
+    second = next(i for i, line in enumerate(lines) if line.startswith("[  2/2]"))
+    failure = lines.index("==== FAILURE: linear_scan / matches_reference")
+    assert first < failure < second, out
+    assert "Reported above, under their progress lines: linear_scan / matches_reference" in out
 
 
 def test_list_names_every_property(capsys):

@@ -6,9 +6,10 @@
     rlscan-verify --profile thorough --jobs 16      # property runs spread over 16 processes
 
 Runs on CUDA if present, else rlscan's Triton kernels in the interpreter on CPU (``--backend``
-overrides). Prints one progress line per property, copy-paste reproducers of the shrunk failing
-examples, and a table (estimator, examples, worst error/bound, result). Exits 1 on any failure,
-2 on a usage error.
+overrides). Prints one progress line per property, a failing property's copy-paste reproducer of
+its shrunk example right under its line (so a run cut short keeps the reports of the runs that
+ended), and a table (estimator, examples, worst error/bound, result). Exits 1 on any failure, 2
+on a usage error.
 """
 import argparse
 import math
@@ -84,8 +85,24 @@ class Progress:
         worst = _fmt_ratio(outcome.worst) if outcome.worst else "-"
         line = (f"{self.label} {outcome.examples:>5} ex  worst {worst:>7}  "
                 f"{outcome.status:<9} {outcome.seconds:6.1f}s")
-        self.stream.write(("\r" if self.live else "") + line + "\n")
+        self.stream.write(("\r" if self.live else "") + line + "\n" + report(outcome))
         self.stream.flush()
+
+
+def report(outcome) -> str:
+    """A failing run's error and reproducer (or an XPASS notice); "" for a plain pass. Printed
+    as the run ends: a thorough run cut by a timeout once lost its only failure's report, which
+    had been kept for the end (H200, 2026-12-01)."""
+    o = outcome
+    if o.failure is not None:
+        tag = "known rlscan bug" if o.status == "known bug" else "FAILURE"
+        return (f"\n==== {tag}: {o.estimator} / {o.prop}\n{o.failure.error}\n"
+                f"---- reproducer (shrunk example)\n{o.failure.reproducer}"
+                f"---- end of reproducer\n")
+    if o.status == "XPASS":
+        return (f"\n==== XPASS: {o.estimator} / {o.prop} is listed as a known bug "
+                f"({o.known_bug}) but passed: remove it from verify/examples.py\n")
+    return ""
 
 
 def table(outcomes) -> str:
@@ -217,14 +234,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             outcomes.append(o)
             if args.fail_fast and o.failed:
                 break
-    for o in outcomes:
-        if o.failure is not None:
-            tag = "known rlscan bug" if o.status == "known bug" else "FAILURE"
-            out.write(f"\n==== {tag}: {o.estimator} / {o.prop}\n{o.failure.error}\n"
-                      f"---- reproducer (shrunk example)\n{o.failure.reproducer}")
-        elif o.status == "XPASS":
-            out.write(f"\n==== XPASS: {o.estimator} / {o.prop} is listed as a known bug "
-                      f"({o.known_bug}) but passed: remove it from verify/examples.py\n")
+    reported = [f"{o.estimator} / {o.prop}" for o in outcomes if report(o)]
+    if reported:
+        out.write(f"\nReported above, under their progress lines: {', '.join(reported)}\n")
     out.write(f"\n{table(outcomes)}\n")
     failed = [o for o in outcomes if o.failed]
     out.write(f"\n{len(outcomes) - len(failed)}/{len(outcomes)} property runs passed in "
