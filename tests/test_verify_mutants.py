@@ -36,7 +36,7 @@ def test_planted_bug_fails_rlscan_verify_ci(capsys, name):
 
 def _first_reproducer(out: str) -> str:
     block = out.split("---- reproducer (shrunk example)\n", 1)[1]
-    return block.split("\n====", 1)[0].split("\nestimator ", 1)[0]
+    return block.split("---- end of reproducer", 1)[0]
 
 
 @pytest.mark.parametrize("name", ["retrace_c_at_t", "gae_bootstrap_added"])
