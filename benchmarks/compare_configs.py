@@ -47,8 +47,8 @@ def parse_config(text: str):
             cfg["maxnreg"] = int(regs[1:])
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"config {text!r}: expected heuristic or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l][:rREGS]") \
-            from None
+            f"config {text!r}: expected heuristic or "
+            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:

@@ -45,10 +45,11 @@ FOUND = [
         _LEAK_NOTE + " (NaN ratio at t=2 makes Qret[0] NaN; must be r[0] = 1)"),
 ]
 
-_TINY_GAMMA = ("found 2026-12-01 (thorough, H200 and rlscan's torch path): γ = 6.3e-23 makes the pg "
-               "advantage's γ·vs[t+1] subnormal (~1e-44); the float32 rounding there (7.6e-46 on "
-               "a CPU, a flush to 0 on a GPU) exceeded the bound's relative terms (4e-50): the "
-               "bound lacked an absolute subnormal term in the post-processing (tolerance.py)")
+_TINY_GAMMA = ("found 2026-12-01 on rlscan's torch path, chasing a thorough H200 run's V-trace "
+               "failure: γ = 6.3e-23 makes the pg advantage's γ·vs[t+1] subnormal (~1e-44); "
+               "the float32 rounding there (7.6e-46 on a CPU, a flush to 0 on a GPU) exceeded "
+               "the bound's relative terms (4e-50): the bound lacked an absolute subnormal term "
+               "in the post-processing (tolerance.py)")
 _LOGP = {"behaviour_logp": array([[-0.2514604330062866, -0.26420971751213074, -1.280845284461975,
                                    -0.20980022847652435, -1.0713387727737427, -0.7231901288032532,
                                    -2.6080000400543213, -1.8941619396209717, -1.407470464706421,
