@@ -303,7 +303,7 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
                                  TWO_LEVEL=True, maxnreg=32), est, kw, rk, device,
                             T=shape[-1])
     assert seen and all(options(o)["maxnreg"] == 32 for o in seen)
-    assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3))
+    assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3, None))
 
 
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])

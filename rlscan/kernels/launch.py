@@ -197,7 +197,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
         w = (wa[0], wa[1], wa[2], pb.row0 if init else wa)
         _run(chunk_carry_kernel, (pb.N, 1), [x.data_ptr() for x in w] + [pb.N, K],
-             list(enumerate(w)), (init, min(_np2(K), 1024)), (4, 3),
+             list(enumerate(w)), (init, min(_np2(K), 1024)), (4, 3, None),
              (w[3].dtype, *(x.data_ptr() & 15 for x in w), pb.N, K), _CARRY_CONSTEXPRS)
     _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold) + block, options, spec)
 
@@ -241,9 +241,9 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
 
 
 def _options(options: tuple) -> dict:
-    # (num_warps, num_stages[, maxnreg]) as launch keywords; no register cap, no keyword
+    # (num_warps, num_stages, maxnreg) as launch keywords; no register cap, no keyword
     out = {"num_warps": options[0], "num_stages": options[1]}
-    if len(options) > 2 and options[2] is not None:
+    if options[2] is not None:
         out["maxnreg"] = options[2]
     return out
 
