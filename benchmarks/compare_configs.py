@@ -7,6 +7,8 @@ compare strategies and tiles before they enter the tuner's candidate space.
 A config is ``heuristic`` (the built-in one) or
 ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l][:rREGS]`` (``2l``: the two-level backward scan,
 ``TWO_LEVEL``; ``rREGS``: ``maxnreg``, the register cap).
+``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
+triton's reverse scan) instead of over descending lanes, for an A/B of the two.
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
@@ -16,6 +18,7 @@ import sys
 import torch
 
 from rlscan.kernels import configs as C
+from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
@@ -61,12 +64,16 @@ def main(argv=None) -> int:
     p.add_argument("--shapes", type=grid.parse_shapes, required=True)
     p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
+    p.add_argument("--ascending-time-major", action="store_true",
+                   help="time-major backward scans over ascending lanes (launch._DESCEND_TIME_MAJOR)")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("compare_configs needs a CUDA GPU", file=sys.stderr)
         return 2
+    if args.ascending_time_major:
+        launch._DESCEND_TIME_MAJOR = False
     bw, est = copy_bandwidth(), args.estimator
     for N, T in args.shapes:
         cell = grid.Cell(est, N, T, args.dtype, args.layout)
@@ -86,7 +93,8 @@ def main(argv=None) -> int:
             first = out if first is None else first
             bad = (out - first).abs().max().item() > 1e-3
             parts.append(f"{name}={us:.1f}" + ("!" if bad else ""))
-        print(f"{est} {args.dtype} {args.layout} {N}x{T} floor {floor:.1f} | " + " ".join(parts),
+        mode = " asc" if args.ascending_time_major else ""
+        print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | " + " ".join(parts),
               flush=True)
     return 0
 

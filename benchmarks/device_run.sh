@@ -7,9 +7,8 @@
 #   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
 #                                              # thorough --jobs 14 (~380 s, CPU-bound)
 #   bash benchmarks/device_run.sh probes       # side-by-side probes (benchmarks/NOTES.md): the
-#                                              # persistent look-back probe, the standalone scans,
-#                                              # two-level tiles and register caps on the big
-#                                              # cells that miss (~3 min; no retune needed)
+#                                              # two-level tile order (kernel_ab) and time-major
+#                                              # tiles (compare_configs) (~4 min; no retune needed)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -37,16 +36,21 @@ verify)
   tail -3 $OUT/gpu_tests.log
   grep -v "Warning\|_warn" $OUT/verify_thorough.log | tail -14 ;;
 probes)
+  # eighth session: the two-level tile's order (shipped [G, Q, BN, 4] vs the old [Q, BN, G, 4])
+  # on time-last cells, then time-major tiles that keep a chunk's steps in each thread
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  timeout 120 python3 $R/benchmarks/persistent_lookback_probe.py 2>&1 | grep -v "Warn\|_warn"
-  timeout 90 python3 $R/benchmarks/reverse_scan_probe.py 2>&1 | grep -v "Warn\|_warn"
-  TILES=heuristic,row_block:2x128:w2:2l,row_block:2x128:w2:2l:r40,row_block:1x128:w1:2l:r32,row_block:1x256:w1:2l,row_block:1x512:w1:2l,row_block:1x1024:w1:2l,row_block:1x512:w4
-  timeout 90 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
-    --shapes 65536x128,1024x8192 --configs $TILES 2>&1 | grep -v "Warn\|_warn"
-  for e in lambda_returns vtrace; do
-    timeout 60 python3 $R/benchmarks/compare_configs.py --estimator $e --shapes 1024x8192 \
-      --configs $TILES 2>&1 | grep -v "Warn\|_warn"
-  done ;;
+  CELLS=65536x128@row_block:2x128:w2:2l,65536x128@row_block:2x128:w2:2l:r40,65536x128@row_block:1x128:w1:2l:r32,16384x512@row_block:1x256:w1:2l,4096x2048@row_block:1x256:w1:2l,1024x8192@row_block:1x256:w1:2l,1024x8192@row_block:1x512:w1:2l,8x262144@chunked:2x128:w2:c4:2l
+  timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/two_level_old_order.patch \
+    --estimators discounted_returns,gae,vtrace --cells $CELLS 2>&1 | grep -v "Warn\|_warn"
+  TM=heuristic,row_block:16x64:w8,row_block:32x64:w4,row_block:128x4:w1,row_block:128x8:w1,row_block:256x4:w2,row_block:512x4:w4,row_block:128x16:w4,row_block:128x32:w8,chunked:128x4:w1:c8,chunked:128x16:w4:c2
+  for e in discounted_returns gae vtrace eligibility_traces; do
+    timeout 100 python3 $R/benchmarks/compare_configs.py --estimator $e --layout time_major \
+      --shapes 4096x128,65536x128,16384x512,131072x256,4096x2048,1024x8192,512x4096,8x65536 \
+      --configs $TM 2>&1 | grep -v "Warn\|_warn"
+  done
+  timeout 60 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
+    --layout time_major --ascending-time-major --shapes 4096x128,65536x128,16384x512,1024x8192 \
+    --configs row_block:16x64:w8,row_block:128x4:w1,row_block:128x16:w4 2>&1 | grep -v "Warn\|_warn" ;;
 *) echo "usage: device_run.sh tune-bench|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

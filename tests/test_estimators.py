@@ -463,6 +463,47 @@ def test_time_major_equals_time_last(backend, device, est):
         torch.testing.assert_close(a, b.t(), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
+    ("row_block", 4, 16, None), ("row_block", 128, 4, None), ("chunked", 4, 16, 1),
+    ("chunked", 128, 4, 3), ("lookback", 4, 16, 1)])
+@pytest.mark.parametrize("est", BACKWARD)
+def test_time_major_backward_scans_over_descending_lanes_match_reference(
+        backend, device, est, strategy, block_n, block_t, per_span, monkeypatch):
+    """Time-major [T, N] backward scans load each chunk in descending time and scan it forward
+    (no lane reversals): results match the reference across chunk and span edges with dones on
+    chunk edges and a partial row block, V-trace's next lane by gather where the tile keeps a
+    row's steps in one thread (128 rows a warp) and by the second composition elsewhere, and
+    the launcher really takes the descending path (for time-major buffers only)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    from rlscan.kernels import launch
+    taken, run = [], launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
+        if names is launch._CONSTEXPRS:
+            taken.append((consts[names.index("DESCEND")], consts[names.index("NEXT_GATHER")]))
+        return run(kernel, grid, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    shape = (5, 3 * block_t * (per_span or 1) + 1)
+    kw, rk = make(est, shape, seed=31 + block_t, gamma=0.999, lmbda=1.0)
+    kw["terminated"][1:, block_t - 1] = True
+    kw["truncated"][2:, 2 * block_t] = True
+    major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+             for k, v in kw.items()}
+    config = dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
+                  CHUNKS_PER_SPAN=per_span)
+    with force_config(**config):
+        out = call(est, major, device, time_dim=0)
+        out_last = call(est, kw, device)
+    assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=shape[-1],
+                   scale=scale_of(est, rk))
+    gather = est == "vtrace" and block_n >= 128
+    assert taken[0] == (1, int(gather)) and taken[-1][0] == 0, taken
+    for a, b in zip(cases.as_tuple(out_last), cases.as_tuple(out)):
+        torch.testing.assert_close(a, b.t(), rtol=1e-5, atol=1e-5)
+
+
 def test_any_time_axis_and_strided_views(backend, device):
     """[B1, T, B2] with time in the middle, and non-contiguous slices, need no copies."""
     gen = torch.Generator().manual_seed(5)

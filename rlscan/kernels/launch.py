@@ -94,6 +94,11 @@ _PREFETCH = True
 # warp (a shuffle), else a second composition carried by the scan. H200, fp32, 2x128/w2: gather
 # 131072x256 191.1 us vs 212.4, 4096x2048 54.6 vs 74.4, 4096x512 14.7 vs 20.0 (2026-12-01).
 _NEXT_GATHER = True
+# Time-major backward scans: lanes in descending time and a forward scan. Triton 3.6's reverse
+# scan reverses the lanes before and after the scan even where the time axis lies in registers
+# (PTX of a 128x4/w1 time-major tile: 320 shuffles, none with the forward scan); descending
+# lanes cost time-major loads nothing, their vectors run along the rows.
+_DESCEND_TIME_MAJOR = True
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -166,8 +171,14 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # the config's two-level scan (configs.py) applies to backward scans of time-last buffers
     two_level = (cfg.get("TWO_LEVEL", False) and pb.reverse and out0.stride(1) == 1
                  and _two_level_fits(cfg))
-    gather = (_NEXT_GATHER and not two_level and pb.est == P.VTRACE and options[0] <= bn)
-    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), bn, bt)
+    # time-major backward scans load their lanes in descending time and scan forward
+    descend = pb.reverse and out0.stride(1) != 1 and _DESCEND_TIME_MAJOR
+    # V-trace's next lane by gather where a row's chunk lies inside one warp (time-last) or, for
+    # time-major tiles of at least 128 rows a warp, inside each thread (triton's load layout puts
+    # 4 rows a thread on 32 lanes and the chunk's steps in registers)
+    gather = _NEXT_GATHER and not two_level and pb.est == P.VTRACE and (
+        bn >= 128 * options[0] if out0.stride(1) != 1 else options[0] <= bn)
+    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), int(descend), bn, bt)
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
@@ -204,7 +215,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
-               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "BLOCK_N", "BLOCK_T")
+               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "DESCEND", "BLOCK_N", "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
 # (kernel, device, constexprs, options, argument specialisation) -> CompiledKernel
 _compiled = {}

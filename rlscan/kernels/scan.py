@@ -68,9 +68,9 @@ def _combine_next(a_l, b_l, na_l, nb_l, a_r, b_r, na_r, nb_r):
 
 @triton.jit
 def _rows(v, TWO_LEVEL: tl.constexpr):
-    # a per-row [BN] value broadcastable against the chunk tile ([BN, BT] or [Q, BN, G, 4])
+    # a per-row [BN] value broadcastable against the chunk tile ([BN, BT] or [G, Q, BN, 4])
     if TWO_LEVEL:
-        out = v[None, :, None, None]
+        out = v[None, None, :, None]
     else:
         out = v[:, None]
     return out
@@ -80,7 +80,7 @@ def _rows(v, TWO_LEVEL: tl.constexpr):
 def _at(x, lane, TWO_LEVEL: tl.constexpr):
     # [BN]: x at the one lane of each row where ``lane`` holds (exact: the rest add zeros)
     if TWO_LEVEL:
-        out = tl.sum(tl.sum(tl.sum(tl.where(lane, x, 0.0), 3), 2), 0)
+        out = tl.sum(tl.sum(tl.sum(tl.where(lane, x, 0.0), 3), 1), 0)
     else:
         out = tl.sum(tl.where(lane, x, 0.0), 1)
     return out
@@ -88,22 +88,26 @@ def _at(x, lane, TWO_LEVEL: tl.constexpr):
 
 @triton.jit
 def _step(x, o_e, k):
-    # [Q, BN, G]: step k of every group of a [Q, BN, G, 4] tile (axis 3 lies in one thread)
+    # [G, Q, BN]: step k of every group of a [G, Q, BN, 4] tile (axis 3 lies in one thread)
     return tl.sum(tl.where(o_e == k, x, 0.0), 3)
 
 
 @triton.jit
 def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
     """``associative_scan((a, b), 1, _combine, reverse=True)`` over a chunk held as a
-    [Q, BN, G, 4] tile: Q parts of G groups of 4 contiguous steps, a group's steps in one thread,
+    [G, Q, BN, 4] tile: Q parts of G groups of 4 contiguous steps, a group's steps in one thread,
     a row's G groups on G lanes of one warp, the Q <= 8 parts in that thread's registers (so a
-    warp covers up to 1024 steps of a row without talking to other warps). Triton's reverse
-    scan moves every element across lanes before and after a forward scan (PTX, 2x128/w2: 33
-    shuffles vs 17 for the forward scan); here each thread composes its 4 steps in registers,
+    warp covers up to 1024 steps of a row without talking to other warps). G comes first
+    because triton 3.6 lays a load's equally non-contiguous dimensions onto lanes in index
+    order: as [Q, BN, G, 4], a 2x128/w2 tile put its 2 rows on lanes and split the groups over
+    both warps, and the gathers paid shared-memory round trips (PTX: 11 bar.sync a chunk; 48 ->
+    40 registers for discounted returns, ptxas sm_90). Triton's reverse scan moves every element
+    across lanes before and after a forward scan (PTX, 2x128/w2: 33 shuffles vs 17 for the
+    forward scan); here each thread composes its 4 steps in registers,
     the later groups of a part are composed by shuffles toward lower lanes (Hillis-Steele as
     gathers), the later parts in registers, and one combine per step completes it.
     Returns the suffix (s_a, s_b) and, per group, the composition of every later step of the
-    chunk (e_a, e_b, [Q, BN, G, 1]): what carries the value entering the chunk to the group's
+    chunk (e_a, e_b, [G, Q, BN, 1]): what carries the value entering the chunk to the group's
     last step's successor."""
     c_a = _step(a, o_e, 3)
     c_b = _step(b, o_e, 3)
@@ -114,35 +118,35 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
         s_a = tl.where(o_e == k, c_a[:, :, :, None], s_a)
         s_b = tl.where(o_e == k, c_b[:, :, :, None], s_b)
     # (c_a, c_b): each group's composition; e = the composition of groups g+1 .. G-1
-    o_g = tl.arange(0, G)[None, None, :]
+    o_g = tl.arange(0, G)[:, None, None]
     zi = tl.zeros(c_a.shape, tl.int32)
     ok = o_g + 1 < G
     nxt = tl.minimum(o_g + 1, G - 1) + zi
-    e_a = tl.where(ok, tl.gather(c_a, nxt, 2), 1.0)
-    e_b = tl.where(ok, tl.gather(c_b, nxt, 2), 0.0)
+    e_a = tl.where(ok, tl.gather(c_a, nxt, 0), 1.0)
+    e_b = tl.where(ok, tl.gather(c_b, nxt, 0), 0.0)
     for lg in tl.static_range(0, 5):
         if (1 << lg) < G - 1:
             ok = o_g + (1 << lg) < G
             src = tl.minimum(o_g + (1 << lg), G - 1) + zi
             # the gathered segment lies nearer the boundary: it is applied first
-            n_a, n_b = _combine(tl.gather(e_a, src, 2), tl.gather(e_b, src, 2), e_a, e_b)
+            n_a, n_b = _combine(tl.gather(e_a, src, 0), tl.gather(e_b, src, 0), e_a, e_b)
             e_a = tl.where(ok, n_a, e_a)
             e_b = tl.where(ok, n_b, e_b)
     if Q > 1:
         # each part's composition (lane 0's, on every lane), then the later parts', in registers
         p_a, p_b = _combine(e_a, e_b, c_a, c_b)
-        p_a = tl.gather(p_a, zi, 2)
-        p_b = tl.gather(p_b, zi, 2)
-        o_q = tl.arange(0, Q)[:, None, None]
+        p_a = tl.gather(p_a, zi, 0)
+        p_b = tl.gather(p_b, zi, 0)
+        o_q = tl.arange(0, Q)[None, :, None]
         l_a = tl.full(c_a.shape, 1.0, tl.float32)      # parts q+1 .. Q-1, for part q
         l_b = tl.zeros(c_a.shape, tl.float32)
-        acc_a = tl.sum(tl.where(o_q == Q - 1, p_a, 0.0), 0)
-        acc_b = tl.sum(tl.where(o_q == Q - 1, p_b, 0.0), 0)
+        acc_a = tl.sum(tl.where(o_q == Q - 1, p_a, 0.0), 1)
+        acc_b = tl.sum(tl.where(o_q == Q - 1, p_b, 0.0), 1)
         for q in tl.static_range(Q - 2, -1, -1):
-            l_a = tl.where(o_q == q, acc_a[None, :, :], l_a)
-            l_b = tl.where(o_q == q, acc_b[None, :, :], l_b)
-            acc_a, acc_b = _combine(acc_a, acc_b, tl.sum(tl.where(o_q == q, p_a, 0.0), 0),
-                                    tl.sum(tl.where(o_q == q, p_b, 0.0), 0))
+            l_a = tl.where(o_q == q, acc_a[:, None, :], l_a)
+            l_b = tl.where(o_q == q, acc_b[:, None, :], l_b)
+            acc_a, acc_b = _combine(acc_a, acc_b, tl.sum(tl.where(o_q == q, p_a, 0.0), 1),
+                                    tl.sum(tl.where(o_q == q, p_b, 0.0), 1))
         e_a, e_b = _combine(l_a, l_b, e_a, e_b)
     e_a = e_a[:, :, :, None]
     e_b = e_b[:, :, :, None]
@@ -181,10 +185,14 @@ def _ratio(x1, x2, RATIO: tl.constexpr):
 
 
 @triton.jit
-def _tile(i_c, T, o_p, m_r, REVERSE: tl.constexpr, BLOCK_T: tl.constexpr):
-    # times and mask of chunk i_c, counted from the boundary, lanes in ascending time; the tile
-    # shape is m_r's with o_p's lanes ([BN, BT] or [Q, BN, G, 4])
-    if REVERSE:
+def _tile(i_c, T, o_p, m_r, REVERSE: tl.constexpr, DESCEND: tl.constexpr,
+          BLOCK_T: tl.constexpr):
+    # times and mask of chunk i_c, counted from the boundary, lanes in ascending time (in
+    # descending time with DESCEND); the tile shape is m_r's with o_p's lanes ([BN, BT] or
+    # [G, Q, BN, 4])
+    if DESCEND:
+        t = T - 1 - i_c * BLOCK_T - o_p
+    elif REVERSE:
         t = T - (i_c + 1) * BLOCK_T + o_p
     else:
         t = i_c * BLOCK_T + o_p
@@ -371,7 +379,7 @@ def fused_scan_kernel(
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
     PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+    DESCEND: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
@@ -384,25 +392,28 @@ def fused_scan_kernel(
     (inputs read once).
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
-    [Q, BN, G, 4] tile (G = GROUPS = min(BLOCK_T / 4, 32) groups of 4 contiguous steps, one a
+    [G, Q, BN, 4] tile (G = GROUPS = min(BLOCK_T / 4, 32) groups of 4 contiguous steps, one a
     thread, Q = PARTS = BLOCK_T / 4G parts in registers), scanned by ``_suffix_two_level``."""
     GROUPS: tl.constexpr = 32 if BLOCK_T >= 128 else (BLOCK_T // 4 if BLOCK_T >= 4 else 1)
     PARTS: tl.constexpr = BLOCK_T // (4 * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= 4))
+    tl.static_assert(not DESCEND or (REVERSE and not TWO_LEVEL))
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
     m_n = o_n < N
     m_r = _rows(m_n, TWO_LEVEL)
-    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, BN, 1, 1]
+    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, 1, BN, 1]
     if TWO_LEVEL:
         o_e = tl.arange(0, 4)[None, None, None, :]          # step within a group
-        o_p = ((tl.arange(0, PARTS)[:, None, None, None] * GROUPS
-                + tl.arange(0, GROUPS)[None, None, :, None]) * 4 + o_e)   # [Q, 1, G, 4]
+        o_p = ((tl.arange(0, PARTS)[None, :, None, None] * GROUPS
+                + tl.arange(0, GROUPS)[:, None, None, None]) * 4 + o_e)   # [G, Q, 1, 4]
     else:
         o_p = tl.arange(0, BLOCK_T)[None, :]                # [1, BT] lanes, ascending time
     # the lane a chunk ends on in scan order: its value is the carry into the next chunk
-    P_END: tl.constexpr = 0 if REVERSE else BLOCK_T - 1
+    P_END: tl.constexpr = 0 if REVERSE and not DESCEND else BLOCK_T - 1
+    # the scan runs toward the boundary: backward over ascending lanes, forward otherwise
+    SCAN_REVERSE: tl.constexpr = REVERSE and not DESCEND
     # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
     # spans are resident (H200, GAE 1x1048576, 1x1024 tiles: window 32 62 us, 256 24 us)
     LB_WINDOW: tl.constexpr = BLOCK_T if BLOCK_T < 256 else 256
@@ -432,18 +443,18 @@ def fused_scan_kernel(
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
     if PREFETCH:
-        t, m = _tile(c_lo, T, o_p, m_r, REVERSE, BLOCK_T)
+        t, m = _tile(c_lo, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
     for i_c in range(c_lo, c_hi):
-        t, m = _tile(i_c, T, o_p, m_r, REVERSE, BLOCK_T)
+        t, m = _tile(i_c, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
         if PREFETCH:
             # this chunk's loads were issued last iteration; issue the next chunk's now
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-            t_f, m_f = _tile(i_c + 1, T, o_p, m_r, REVERSE, BLOCK_T)
+            t_f, m_f = _tile(i_c + 1, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
             m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
         else:
             t_f, m_f = t, m
@@ -516,9 +527,9 @@ def fused_scan_kernel(
             # gather, 67 with x[t+1] replaced by x).
             s_a, s_b, n_a, n_b = tl.associative_scan(
                 (a, b, tl.full(a.shape, 1.0, tl.float32), tl.zeros(a.shape, tl.float32)), 1,
-                _combine_next, reverse=REVERSE)
+                _combine_next, reverse=SCAN_REVERSE)
         else:
-            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=REVERSE)
+            s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=SCAN_REVERSE)
         if PHASE == 3:
             # the span is this one chunk: publish its summary, find the value entering it,
             # publish the value leaving it, then finish the chunk still held in registers
@@ -548,10 +559,14 @@ def fused_scan_kernel(
                         x_next = tl.where(o_e == k, _step(x, o_e, k + 1)[:, :, :, None],
                                           x_next)
                 elif NEXT_GATHER:
-                    # each row inside one warp: the next lane is a shuffle away
-                    x_next = tl.gather(x, tl.minimum(o_p + 1, BLOCK_T - 1)
-                                       + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
-                    x_next = tl.where(o_p == BLOCK_T - 1, carry[:, None], x_next)
+                    # each row inside one warp (or one thread): the next lane is a shuffle
+                    # (a register) away; the lane after the chunk's time-last one holds the carry
+                    if DESCEND:
+                        src = tl.maximum(o_p - 1, 0)
+                    else:
+                        src = tl.minimum(o_p + 1, BLOCK_T - 1)
+                    x_next = tl.gather(x, src + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
+                    x_next = tl.where(o_p == BLOCK_T - 1 - P_END, carry[:, None], x_next)
                 else:
                     # (n is the identity at the last lane)
                     x_next = _apply(n_a, n_b, carry[:, None])
