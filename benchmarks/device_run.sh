@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The device calls of a measurement round (run from the repo root; $OUT collects the logs).
-#   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~250 s),
-#                                              # then rlscan-bench with that DB: fp32 grid with
-#                                              # the eager-loop baseline, bf16 GAE + discounted,
-#                                              # then the streaming-kernel floor (stream_floor.py)
+#   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~400 s),
+#                                              # then rlscan-bench with that DB: fp32 time-last
+#                                              # grid with the eager-loop baseline (~80 s)
+#   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE +
+#                                              # discounted, pytest -m gpu (~6 min)
 #   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
 #                                              # thorough --jobs 14 (~380 s, CPU-bound)
 #   bash benchmarks/device_run.sh probes       # side-by-side probes (benchmarks/NOTES.md): the
@@ -18,14 +19,19 @@ cd /tmp
 T0=$(date +%s)
 case "${1:-verify}" in
 tune-bench)
-  timeout -s INT 360 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
+  timeout -s INT 470 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
   cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
   echo "tune took $(( $(date +%s) - T0 )) s"
-  timeout ${BENCH_S:-175} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+  timeout ${BENCH_S:-100} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3 ;;
+bench-more)
+  # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns, the
+  # streaming floor, then the GPU tests
+  timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
   timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
   rm -f $OUT/b2/bench.png
-  timeout 60 python3 $R/benchmarks/stream_floor.py > $OUT/stream_floor.md 2>&1; tail -4 $OUT/stream_floor.md ;;
+  (cd $R/tests && timeout 300 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" > $OUT/gpu_tests.log 2>&1)
+  tail -3 $OUT/gpu_tests.log ;;
 verify)
   # 12 verifier workers leave the GPU tests 4 cores: beside 14 they overran 290 s (seventh
   # session; alone they take 30-180 s)
@@ -51,6 +57,6 @@ probes)
   timeout 60 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
     --layout time_major --ascending-time-major --shapes 4096x128,65536x128,16384x512,1024x8192 \
     --configs row_block:16x64:w8,row_block:128x4:w1,row_block:128x16:w4 2>&1 | grep -v "Warn\|_warn" ;;
-*) echo "usage: device_run.sh tune-bench|verify|probes" >&2; exit 2 ;;
+*) echo "usage: device_run.sh tune-bench|bench-more|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -3,7 +3,7 @@ standalone row-block kernels (no prefetch, no estimator), to see what the scan i
 
 * ``rev``: ``tl.associative_scan(reverse=True)`` over [BN, BT] chunks (the plain backward scan),
 * ``fwd``: the forward scan on the same bytes (a wrong answer; only its cost matters),
-* ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [Q, BN, G, 4] chunks,
+* ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [G, Q, BN, 4] chunks,
 * ``wide``: a rejected two-level variant for rows spread over W warps (1 × 128W tiles): each
   warp's 128 steps as in ``two``, then a reverse scan of the W warps' totals. (The timings in the
   results file were taken with an earlier form that composed the warps' totals from the groups'
@@ -48,34 +48,34 @@ def plain_kernel(A, B, X, N, T, MODE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK
 
 @triton.jit
 def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: tl.constexpr):
-    # the shipped two-level scan on [Q, BN, G, 4] chunks of Q*G*4 steps
+    # the shipped two-level scan on [G, Q, BN, 4] chunks of Q*G*4 steps
     BT: tl.constexpr = Q * G * 4
     o_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     o_e = tl.arange(0, 4)[None, None, None, :]
-    o_p = (tl.arange(0, Q)[:, None, None, None] * G + tl.arange(0, G)[None, None, :, None]) * 4 \
+    o_p = (tl.arange(0, Q)[None, :, None, None] * G + tl.arange(0, G)[:, None, None, None]) * 4 \
         + o_e
-    r = o_n.to(tl.int64)[None, :, None, None] * T
+    r = o_n.to(tl.int64)[None, None, :, None] * T
     carry = tl.zeros([BLOCK_N], tl.float32)
     for i_c in range(tl.cdiv(T, BT)):
         t = T - (i_c + 1) * BT + o_p
-        m = (t >= 0) & (o_n[None, :, None, None] < N)
+        m = (t >= 0) & (o_n[None, None, :, None] < N)
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
         s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, G, Q)
-        x = _apply(s_a, s_b, carry[None, :, None, None])
+        x = _apply(s_a, s_b, carry[None, None, :, None])
         tl.store(X + r + t, x, mask=m)
-        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 0)
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 1), 0)
 
 
 @triton.jit
 def wide_kernel(A, B, X, T, W: tl.constexpr):
-    # one row a program over W warps: [1, W, 32, 4] chunks, each warp's 128 steps scanned by the
+    # one row a program over W warps: [32, 1, W, 4] chunks, each warp's 128 steps scanned by the
     # two-level scan as if they were a row of their own, then the later warps' composition by a
     # reverse scan of the warps' totals (the rejected cross-warp step)
     BT: tl.constexpr = W * 128
     o_e = tl.arange(0, 4)[None, None, None, :]
-    o_l = tl.arange(0, 32)[None, None, :, None] * 4 + o_e                  # step in the warp
-    o_p = tl.arange(0, W)[None, :, None, None] * 128 + o_l
+    o_l = tl.arange(0, 32)[:, None, None, None] * 4 + o_e                  # step in the warp
+    o_p = tl.arange(0, W)[None, None, :, None] * 128 + o_l
     r = tl.program_id(0).to(tl.int64) * T
     carry = tl.zeros([1], tl.float32)
     for i_c in range(tl.cdiv(T, BT)):
@@ -84,15 +84,15 @@ def wide_kernel(A, B, X, T, W: tl.constexpr):
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
         s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1)
-        w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 2)         # [1, W] warp totals
-        w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 2)
+        w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 0)         # [1, W] warp totals
+        w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 0)
         _, _, x_a, x_b = tl.associative_scan(
             (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
             _combine_next, reverse=True)
-        s_a, s_b = _combine(x_a[:, :, None, None], x_b[:, :, None, None], s_a, s_b)
+        s_a, s_b = _combine(x_a[None, :, :, None], x_b[None, :, :, None], s_a, s_b)
         x = _apply(s_a, s_b, carry[:, None, None, None])
         tl.store(X + r + t, x, mask=m)
-        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 1)
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 0), 1)
 
 
 def run(kind: str, a, b, bn: int, bt: int, warps: int):

@@ -54,15 +54,26 @@ _ROW_BLOCK = ((1, 128, 1), (1, 128, 2), (2, 128, 2), (1, 256, 2), (1, 512, 4), (
               (1, 2048, 8))                          # (BN, BT, num_warps)
 # time-major [T, N]: rows are adjacent in memory, so a tile must span many rows for its loads to
 # coalesce; tiles one row wide read 4 bytes per 128-byte line (H200, GAE fp32 time-major:
-# 4096x128 16x64/w8 7.8 us, 8x128/w8 7.8, 32x64/w4 11.6; 16384x512 88.1, 100.7, 79.6)
-_ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2))
+# 4096x128 16x64/w8 7.8 us, 8x128/w8 7.8, 32x64/w4 11.6; 16384x512 88.1, 100.7, 79.6).
+# Tiles of 128 rows a warp keep each row's steps of a chunk in one thread (triton lays 4 rows a
+# thread on the 32 lanes), so the scan is a loop in registers: with descending lanes (launch.py)
+# H200 fp32 time-major, 128x8/w1 vs 16x64/w8: discounted returns 65536x128 34.0 vs 61.1 us,
+# 131072x256 101.3 vs 218.0; 256x4/w2: GAE 51.3 vs 68.1 and 166.1 vs 247.7, V-trace 69.8 vs 96.1
+# and 197.2 vs 344.8. Too few such programs elsewhere (16384x512: 32x64/w4 51.1, 128x8/w1 92.1).
+# 512x4/w4 and 128x4/w1 were never ahead of 256x4/w2, 128x32/w8 never ahead of 128x16/w4.
+_ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2), (128, 8, 1),
+                         (256, 4, 2), (128, 16, 4))
 # Spanned strategies (few rows, long horizons), (strategy, BN, BT, warps, chunks per span).
 # H200, GAE fp32, chunked: 1x1048576 1x1024/w4 15.8 us, 2x128/w2 31.0 (half of each tile idle);
 # 8x262144 2x128/w2 26.6, 1x1024/w4 28.6. Look-back never won (1x1048576: 22.7 us at best,
 # 8x65536: 11.0 vs 10.2, 8x262144: 30.9 vs 26.6; window 256): one candidate stays measured.
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
             ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
-_SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1))
+# Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
+# best row block): discounted returns 1024x8192 54.6 us vs 178.4, 512x4096 19.6 vs 90.8,
+# 4096x2048 57.6 vs 64.2; GAE 1024x8192 83.6 vs 193.5 (128x16/w4/c2: 125.2).
+_SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
+                       ("chunked", 128, 4, 1, 8), ("chunked", 128, 8, 1, 4))
 # Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.
 # With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.
 # 1x1024/w1 (8 parts) is not yet measured: registers (sm_90, ptxas of triton 3.9) 178 for
