@@ -4,12 +4,13 @@
 #                                              # then rlscan-bench with that DB: fp32 time-last
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE +
-#                                              # discounted, pytest -m gpu (~6 min)
-#   bash benchmarks/device_run.sh verify       # pytest -m gpu beside rlscan-verify --profile
-#                                              # thorough --jobs 14 (~380 s, CPU-bound)
+#                                              # discounted (~3 min)
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
+#   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
+#                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh probes       # side-by-side probes (benchmarks/NOTES.md): the
 #                                              # two-level tile order (kernel_ab) and time-major
-#                                              # tiles (compare_configs) (~4 min; no retune needed)
+#                                              # tiles (compare_configs) (~5 min; no retune needed)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -25,22 +26,20 @@ tune-bench)
   echo "tune took $(( $(date +%s) - T0 )) s"
   timeout ${BENCH_S:-100} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3 ;;
 bench-more)
-  # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns, the
-  # streaming floor, then the GPU tests
+  # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
   timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
-  rm -f $OUT/b2/bench.png
-  (cd $R/tests && timeout 300 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" > $OUT/gpu_tests.log 2>&1)
+  rm -f $OUT/b2/bench.png ;;
+gpu-tests)
+  # alone: 357 tests in 269 s (eighth session); beside the benches or the verifier they were cut
+  (cd $R/tests && timeout 420 python3 -m pytest . -m gpu -v -p no:cacheprovider -o addopts="" \
+    --durations=12 > $OUT/gpu_tests.log 2>&1)
   tail -3 $OUT/gpu_tests.log ;;
 verify)
-  # 12 verifier workers leave the GPU tests 4 cores: beside 14 they overran 290 s (seventh
-  # session; alone they take 30-180 s)
-  timeout -s INT -k 20 ${VERIFY_S:-470} python3 -m rlscan.verify.cli --profile thorough --jobs 12 \
-    > $OUT/verify_thorough.log 2>&1 &
-  (cd $R/tests && OMP_NUM_THREADS=2 timeout 400 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" > $OUT/gpu_tests.log 2>&1) &
-  wait
-  tail -3 $OUT/gpu_tests.log
-  grep -v "Warning\|_warn" $OUT/verify_thorough.log | tail -14 ;;
+  # the thorough profile alone (~470 s with 14 workers; the dev profile: 79 runs in 102 s)
+  timeout -s INT -k 20 ${VERIFY_S:-540} python3 -m rlscan.verify.cli --profile ${VERIFY_PROFILE:-thorough} \
+    --jobs 14 > $OUT/verify.log 2>&1
+  grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
   # eighth session: the two-level tile's order (shipped [G, Q, BN, 4] vs the old [Q, BN, G, 4])
   # on time-last cells, then time-major tiles that keep a chunk's steps in each thread
@@ -57,6 +56,6 @@ probes)
   timeout 60 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
     --layout time_major --ascending-time-major --shapes 4096x128,65536x128,16384x512,1024x8192 \
     --configs row_block:16x64:w8,row_block:128x4:w1,row_block:128x16:w4 2>&1 | grep -v "Warn\|_warn" ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|verify|probes" >&2; exit 2 ;;
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
