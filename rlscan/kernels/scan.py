@@ -16,7 +16,9 @@ first, nearest the boundary value, is always the left operand of ``_combine``
 (tests/test_estimators.py pins this against the float64 reference on every backend). Configs
 with ``TWO_LEVEL`` scan a backward, time-last chunk in two levels instead
 (``_suffix_two_level``: 4 steps a thread in registers, then shuffles within the row's warp),
-because triton's reverse scan moves every element across lanes twice.
+because triton's reverse scan moves every element across lanes twice. Time-major backward scans
+(``DESCEND``) load a chunk in descending time instead and scan it forward: their vectors run
+along the rows, so the order costs the loads nothing and the scan no lane reversals.
 
 Lanes outside ``[0, T)`` or past the last row hold the identity ``(1, 0)`` (§2.4) and every
 load and store is masked, so pad lanes may carry out-of-range times. Masking is by
