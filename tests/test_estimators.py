@@ -504,6 +504,30 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
         torch.testing.assert_close(a, b.t(), rtol=1e-5, atol=1e-5)
 
 
+def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, device,
+                                                                  monkeypatch):
+    """Descending lanes are for backward scans only: time-major eligibility traces and prefix
+    sums scan their ascending lanes forward (and match the reference)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    from rlscan.kernels import launch
+    taken, run = [], launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
+        taken.append(consts[names.index("DESCEND")])
+        return run(kernel, grid, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    for est in ("eligibility_traces", "episodic_cumsum"):
+        kw, rk = make(est, (5, 37), seed=37)
+        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                 for k, v in kw.items()}
+        with force_config(strategy="row_block", BLOCK_N=128, BLOCK_T=4, num_warps=1):
+            out = call(est, major, device, time_dim=0)
+        assert_matches(out.t(), reference(est, rk), T=37, scale=scale_of(est, rk))
+    assert taken == [0, 0]
+
+
 def test_any_time_axis_and_strided_views(backend, device):
     """[B1, T, B2] with time in the middle, and non-contiguous slices, need no copies."""
     gen = torch.Generator().manual_seed(5)

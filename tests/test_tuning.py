@@ -582,6 +582,22 @@ def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
     assert "TWO_LEVEL" not in fwd and bwd.get("TWO_LEVEL") is True
 
 
+def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monkeypatch):
+    """Without a DB entry, time-major calls with many rows take 256x4/w2 row blocks and long
+    rows take spans of 128x4/w1 tiles (a row's steps of a chunk in one thread); few rows keep
+    the 16-row tiles, and time-last calls are unchanged."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert heuristic_config(65536, 128, time_major=True) == {
+        "strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
+    long_rows = heuristic_config(1024, 8192, time_major=True)
+    assert long_rows == {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
+                         "CHUNKS_PER_SPAN": 8}
+    C.validate(long_rows)
+    assert heuristic_config(4096, 128, time_major=True)["BLOCK_N"] == 16
+    assert heuristic_config(8, 65536, time_major=True)["BLOCK_N"] == 8
+    assert heuristic_config(65536, 128)["BLOCK_N"] == 2
+
+
 def test_proxy_shapes_specialise_like_the_real_ones():
     for n in [1, 2, 8, 16, 17, 63, 64, 65, 100, 128, 4096, 4097, 4113, 131072, 1048576]:
         p = proxy(n)
