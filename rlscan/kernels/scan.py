@@ -105,9 +105,9 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
     both warps, and the gathers paid shared-memory round trips (PTX: 11 bar.sync a chunk; 48 ->
     40 registers for discounted returns, ptxas sm_90). Triton's reverse scan moves every element
     across lanes before and after a forward scan (PTX, 2x128/w2: 33 shuffles vs 17 for the
-    forward scan); here each thread composes its 4 steps in registers,
-    the later groups of a part are composed by shuffles toward lower lanes (Hillis-Steele as
-    gathers), the later parts in registers, and one combine per step completes it.
+    forward scan); here each thread composes its 4 steps in registers, the later groups of a
+    part are composed by shuffles toward lower lanes (Hillis-Steele as gathers), the later parts
+    in registers, and one combine per step completes it.
     Returns the suffix (s_a, s_b) and, per group, the composition of every later step of the
     chunk (e_a, e_b, [G, Q, BN, 1]): what carries the value entering the chunk to the group's
     last step's successor."""
@@ -395,7 +395,8 @@ def fused_scan_kernel(
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
     [G, Q, BN, 4] tile (G = GROUPS = min(BLOCK_T / 4, 32) groups of 4 contiguous steps, one a
-    thread, Q = PARTS = BLOCK_T / 4G parts in registers), scanned by ``_suffix_two_level``."""
+    thread, Q = PARTS = BLOCK_T / 4G parts in registers), scanned by ``_suffix_two_level``.
+    DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan."""
     GROUPS: tl.constexpr = 32 if BLOCK_T >= 128 else (BLOCK_T // 4 if BLOCK_T >= 4 else 1)
     PARTS: tl.constexpr = BLOCK_T // (4 * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= 4))
