@@ -131,6 +131,22 @@ def test_every_successor_value_encoding_matches_reference(backend, device, est, 
     assert_matches(out, reference(est, rk), T=41, scale=scale_of(est, rk))
 
 
+def record_constexprs(monkeypatch, *names):
+    """Spy on the scan kernel's launches: the returned list gets, per launch of the fused
+    kernel, the value of the named constexpr (a tuple of them for several names)."""
+    from rlscan.kernels import launch
+    taken, run = [], launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, kernel_names=launch._CONSTEXPRS):
+        if kernel_names is launch._CONSTEXPRS:
+            got = tuple(consts[kernel_names.index(n)] for n in names)
+            taken.append(got if len(names) > 1 else got[0])
+        return run(kernel, grid, args, objs, consts, options, spec, kernel_names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    return taken
+
+
 def matches_reference_under(config: dict, est: str, kw: dict, rk: dict, device, T: int):
     """One call with the launch config forced, against the float64 reference."""
     with force_config(**config):
@@ -228,15 +244,7 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
     for."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    from rlscan.kernels import launch
-    taken, run = [], launch._run
-
-    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
-        if names is launch._CONSTEXPRS:
-            taken.append(consts[names.index("TWO_LEVEL")])
-        return run(kernel, grid, args, objs, consts, options, spec, names)
-
-    monkeypatch.setattr(launch, "_run", spy)
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL")
     shape = (5 if block_n > 1 else 2, 3 * block_t + 1)
     # γλ near 1, ratios of 1 and no episode ends in row 0: every step reaches far back,
     # across groups, parts and chunks; the last row ends episodes on group and part edges
@@ -260,14 +268,7 @@ def test_two_level_is_ignored_for_forward_scans_and_time_major_buffers(backend, 
     the same config runs the plain scan (and still matches the reference)."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    from rlscan.kernels import launch
-    taken, run = [], launch._run
-
-    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
-        taken.append(consts[names.index("TWO_LEVEL")])
-        return run(kernel, grid, args, objs, consts, options, spec, names)
-
-    monkeypatch.setattr(launch, "_run", spy)
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL")
     cfg = dict(strategy="row_block", BLOCK_N=8, BLOCK_T=16, num_warps=1, TWO_LEVEL=True)
     kw, rk = make("eligibility_traces", (5, 37), seed=31)
     matches_reference_under(cfg, "eligibility_traces", kw, rk, device, T=37)
@@ -476,15 +477,7 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
     the launcher really takes the descending path (for time-major buffers only)."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    from rlscan.kernels import launch
-    taken, run = [], launch._run
-
-    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
-        if names is launch._CONSTEXPRS:
-            taken.append((consts[names.index("DESCEND")], consts[names.index("NEXT_GATHER")]))
-        return run(kernel, grid, args, objs, consts, options, spec, names)
-
-    monkeypatch.setattr(launch, "_run", spy)
+    taken = record_constexprs(monkeypatch, "DESCEND", "NEXT_GATHER")
     shape = (5, 3 * block_t * (per_span or 1) + 1)
     kw, rk = make(est, shape, seed=31 + block_t, gamma=0.999, lmbda=1.0)
     kw["terminated"][1:, block_t - 1] = True
@@ -510,14 +503,7 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
     sums scan their ascending lanes forward (and match the reference)."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    from rlscan.kernels import launch
-    taken, run = [], launch._run
-
-    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
-        taken.append(consts[names.index("DESCEND")])
-        return run(kernel, grid, args, objs, consts, options, spec, names)
-
-    monkeypatch.setattr(launch, "_run", spy)
+    taken = record_constexprs(monkeypatch, "DESCEND")
     for est in ("eligibility_traces", "episodic_cumsum"):
         kw, rk = make(est, (5, 37), seed=37)
         major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
