@@ -8,9 +8,9 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh probes       # side-by-side probes (benchmarks/NOTES.md): the
-#                                              # two-level tile order (kernel_ab) and time-major
-#                                              # tiles (compare_configs) (~5 min; no retune needed)
+#   bash benchmarks/device_run.sh probes       # side-by-side probes queued in benchmarks/NOTES.md:
+#                                              # standalone scans (wdesc), time-major bool/bf16
+#                                              # loads (kernel_ab) (~5 min; no retune needed)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -41,21 +41,18 @@ verify)
     --jobs 14 > $OUT/verify.log 2>&1
   grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
-  # eighth session: the two-level tile's order (shipped [G, Q, BN, 4] vs the old [Q, BN, G, 4])
-  # on time-last cells, then time-major tiles that keep a chunk's steps in each thread
+  # queued by the eighth session (the commands of its own probes are in
+  # results/probes/2026-12-01_two_level_order_time_major_tiles.txt): the standalone scans with
+  # the cross-warp backward scan over warps in descending time (``wdesc``), then time-major
+  # loads of 4 rows a thread for bool flags and bf16 inputs (patches/time_major_rows4.patch)
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  CELLS=65536x128@row_block:2x128:w2:2l,65536x128@row_block:2x128:w2:2l:r40,65536x128@row_block:1x128:w1:2l:r32,16384x512@row_block:1x256:w1:2l,4096x2048@row_block:1x256:w1:2l,1024x8192@row_block:1x256:w1:2l,1024x8192@row_block:1x512:w1:2l,8x262144@chunked:2x128:w2:c4:2l
-  timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/two_level_old_order.patch \
-    --estimators discounted_returns,gae,vtrace --cells $CELLS 2>&1 | grep -v "Warn\|_warn"
-  TM=heuristic,row_block:16x64:w8,row_block:32x64:w4,row_block:128x4:w1,row_block:128x8:w1,row_block:256x4:w2,row_block:512x4:w4,row_block:128x16:w4,row_block:128x32:w8,chunked:128x4:w1:c8,chunked:128x16:w4:c2
-  for e in discounted_returns gae vtrace eligibility_traces; do
-    timeout 100 python3 $R/benchmarks/compare_configs.py --estimator $e --layout time_major \
-      --shapes 4096x128,65536x128,16384x512,131072x256,4096x2048,1024x8192,512x4096,8x65536 \
-      --configs $TM 2>&1 | grep -v "Warn\|_warn"
-  done
-  timeout 60 python3 $R/benchmarks/compare_configs.py --estimator discounted_returns \
-    --layout time_major --ascending-time-major --shapes 4096x128,65536x128,16384x512,1024x8192 \
-    --configs row_block:16x64:w8,row_block:128x4:w1,row_block:128x16:w4 2>&1 | grep -v "Warn\|_warn" ;;
+  timeout 150 python3 $R/benchmarks/reverse_scan_probe.py 2>&1 | grep -v "Warn\|_warn"
+  CELLS=4096x128@row_block:16x64:w8,65536x128@row_block:256x4:w2,131072x256@row_block:128x8:w1,16384x512@row_block:32x64:w4,1024x8192@chunked:128x4:w1:c8
+  for dt in bfloat16 float32; do
+    timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/time_major_rows4.patch \
+      --dtype $dt --layout time_major --estimators gae,discounted_returns,vtrace --cells $CELLS \
+      2>&1 | grep -v "Warn\|_warn"
+  done ;;
 *) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

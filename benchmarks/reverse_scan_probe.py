@@ -8,6 +8,8 @@ standalone row-block kernels (no prefetch, no estimator), to see what the scan i
   warp's 128 steps as in ``two``, then a reverse scan of the W warps' totals. (The timings in the
   results file were taken with an earlier form that composed the warps' totals from the groups'
   compositions instead of the scanned steps; same shuffles and barriers.)
+* ``wdesc``: the same with the warps on the chunk's 128-step parts in descending time and a
+  forward scan of their totals (no reversals; eighth session, checked, not yet timed).
 
     python benchmarks/reverse_scan_probe.py            # GPU: a table of µs (do_bench, L2 flushed)
     python benchmarks/reverse_scan_probe.py --check    # results against float64 (CPU: set
@@ -95,8 +97,44 @@ def wide_kernel(A, B, X, T, W: tl.constexpr):
         carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 0), 1)
 
 
+@triton.jit
+def wide_desc_kernel(A, B, X, T, W: tl.constexpr):
+    # one row a program over W warps, warp w on the chunk's (W-1-w)-th 128 steps, so warp 0
+    # holds the latest ones: each warp's steps by the two-level scan as if a row of its own,
+    # then a FORWARD scan of the warps' totals (warp 0 nearest the boundary: the left operand),
+    # whose second composition (_combine_next) gives each warp the composition of the later
+    # warps' steps, with no lane or warp reversal. Eighth session's idea, not yet timed; PTX
+    # (triton 3.6, 1x512/w4): 37 shuffles and 11 barriers a chunk against 77 and 11 for ``wide``
+    # and 19 and 5 for triton's forward scan. (The totals kept as a [1, 1, W, 1] tile to save
+    # the layout conversions trip an assertion in triton 3.6's scan lowering.)
+    BT: tl.constexpr = W * 128
+    o_e = tl.arange(0, 4)[None, None, None, :]
+    o_l = tl.arange(0, 32)[:, None, None, None] * 4 + o_e                  # step in the warp
+    o_w = tl.arange(0, W)[None, None, :, None]
+    o_p = (W - 1 - o_w) * 128 + o_l
+    r = tl.program_id(0).to(tl.int64) * T
+    carry = tl.zeros([1], tl.float32)
+    for i_c in range(tl.cdiv(T, BT)):
+        t = T - (i_c + 1) * BT + o_p
+        m = t >= 0
+        a = tl.load(A + r + t, mask=m, other=1.0)
+        b = tl.load(B + r + t, mask=m, other=0.0)
+        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1)
+        w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 0)         # [1, W] warp totals
+        w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 0)
+        _, _, x_a, x_b = tl.associative_scan(
+            (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
+            _combine_next)
+        s_a, s_b = _combine(x_a[None, :, :, None], x_b[None, :, :, None], s_a, s_b)
+        x = _apply(s_a, s_b, carry[:, None, None, None])
+        tl.store(X + r + t, x, mask=m)
+        # the chunk's earliest step: warp W-1's first
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 0), 1)
+
+
 def run(kind: str, a, b, bn: int, bt: int, warps: int):
-    """x for ``kind`` in rev/fwd/two/wide with [bn rows, bt steps] chunks on ``warps`` warps."""
+    """x for ``kind`` in rev/fwd/two/wide/wdesc with [bn rows, bt steps] chunks on ``warps``
+    warps."""
     N, T = a.shape
     x = torch.empty_like(a)
     if kind in ("rev", "fwd"):
@@ -106,14 +144,17 @@ def run(kind: str, a, b, bn: int, bt: int, warps: int):
         g = min(bt // 4, 32)
         two_level_kernel[(triton.cdiv(N, bn),)](a, b, x, N, T, BLOCK_N=bn, G=g, Q=bt // (4 * g),
                                                 num_warps=warps)
-    else:
+    elif kind == "wide":
         wide_kernel[(N,)](a, b, x, T, W=bt // 128, num_warps=bt // 128)
+    else:
+        wide_desc_kernel[(N,)](a, b, x, T, W=bt // 128, num_warps=bt // 128)
     return x
 
 
 # (kind, BN, BT, warps): in-warp tiles, then one row over several warps
 TILES = [("rev", 2, 128, 2), ("fwd", 2, 128, 2), ("two", 2, 128, 2), ("two", 1, 128, 1),
-         ("two", 1, 512, 1), ("rev", 1, 512, 4), ("fwd", 1, 512, 4), ("wide", 1, 512, 4)]
+         ("two", 1, 512, 1), ("rev", 1, 512, 4), ("fwd", 1, 512, 4), ("wide", 1, 512, 4),
+         ("wdesc", 1, 512, 4), ("wdesc", 1, 1024, 8)]
 SHAPES = [(65536, 128), (16384, 512), (131072, 256), (4096, 2048), (1024, 8192), (512, 4096)]
 
 
