@@ -65,7 +65,8 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
     p.add_argument("--ascending-time-major", action="store_true",
-                   help="time-major backward scans over ascending lanes (launch._DESCEND_TIME_MAJOR)")
+                   help="time-major backward scans over ascending lanes "
+                        "(launch._DESCEND_TIME_MAJOR off)")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)
@@ -94,8 +95,8 @@ def main(argv=None) -> int:
             bad = (out - first).abs().max().item() > 1e-3
             parts.append(f"{name}={us:.1f}" + ("!" if bad else ""))
         mode = " asc" if args.ascending_time_major else ""
-        print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | " + " ".join(parts),
-              flush=True)
+        print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
+              + " ".join(parts), flush=True)
     return 0
 
 
