@@ -52,7 +52,11 @@ probes)
     timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/time_major_rows4.patch \
       --dtype $dt --layout time_major --estimators gae,discounted_returns,vtrace --cells $CELLS \
       2>&1 | grep -v "Warn\|_warn"
-  done ;;
+  done
+  # time-major cells with too few 128-row programs (NOTES item 1): smaller tiles, shorter spans
+  TM=row_block:32x64:w4,row_block:64x8:w1,row_block:64x16:w2,chunked:128x4:w1:c2,chunked:128x4:w1:c4,chunked:128x8:w1:c2,chunked:256x4:w2:c4
+  timeout 90 python3 $R/benchmarks/compare_configs.py --estimator gae --layout time_major \
+    --shapes 16384x512,4096x512,16384x128,4096x2048 --configs $TM 2>&1 | grep -v "Warn\|_warn" ;;
 *) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
