@@ -70,48 +70,26 @@ def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: t
 
 
 @triton.jit
-def wide_kernel(A, B, X, T, W: tl.constexpr):
+def wide_kernel(A, B, X, T, W: tl.constexpr, DESC: tl.constexpr):
     # one row a program over W warps: [32, 1, W, 4] chunks, each warp's 128 steps scanned by the
-    # two-level scan as if they were a row of their own, then the later warps' composition by a
-    # reverse scan of the warps' totals (the rejected cross-warp step)
-    BT: tl.constexpr = W * 128
-    o_e = tl.arange(0, 4)[None, None, None, :]
-    o_l = tl.arange(0, 32)[:, None, None, None] * 4 + o_e                  # step in the warp
-    o_p = tl.arange(0, W)[None, None, :, None] * 128 + o_l
-    r = tl.program_id(0).to(tl.int64) * T
-    carry = tl.zeros([1], tl.float32)
-    for i_c in range(tl.cdiv(T, BT)):
-        t = T - (i_c + 1) * BT + o_p
-        m = t >= 0
-        a = tl.load(A + r + t, mask=m, other=1.0)
-        b = tl.load(B + r + t, mask=m, other=0.0)
-        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1)
-        w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 0)         # [1, W] warp totals
-        w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 0)
-        _, _, x_a, x_b = tl.associative_scan(
-            (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
-            _combine_next, reverse=True)
-        s_a, s_b = _combine(x_a[None, :, :, None], x_b[None, :, :, None], s_a, s_b)
-        x = _apply(s_a, s_b, carry[:, None, None, None])
-        tl.store(X + r + t, x, mask=m)
-        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 0), 1)
-
-
-@triton.jit
-def wide_desc_kernel(A, B, X, T, W: tl.constexpr):
-    # one row a program over W warps, warp w on the chunk's (W-1-w)-th 128 steps, so warp 0
-    # holds the latest ones: each warp's steps by the two-level scan as if a row of its own,
-    # then a FORWARD scan of the warps' totals (warp 0 nearest the boundary: the left operand),
-    # whose second composition (_combine_next) gives each warp the composition of the later
-    # warps' steps, with no lane or warp reversal. Eighth session's idea, not yet timed; PTX
-    # (triton 3.6, 1x512/w4): 37 shuffles and 11 barriers a chunk against 77 and 11 for ``wide``
-    # and 19 and 5 for triton's forward scan. (The totals kept as a [1, 1, W, 1] tile to save
-    # the layout conversions trip an assertion in triton 3.6's scan lowering.)
+    # two-level scan as if they were a row of their own, then the later warps' composition from
+    # a scan of the warps' totals, whose second composition (_combine_next) gives each warp the
+    # composition of the later warps' steps.
+    # DESC = 0 (``wide``, rejected): warp w on the chunk's w-th 128 steps, a reverse scan of the
+    # totals. DESC = 1 (``wdesc``, eighth session, not yet timed): warp w on the (W-1-w)-th, so
+    # warp 0 holds the latest steps and a FORWARD scan of the totals needs no lane or warp
+    # reversal. PTX (triton 3.6, 1x512/w4): 37 shuffles and 11 barriers a chunk for ``wdesc``
+    # against 77 and 11 for ``wide`` and 19 and 5 for triton's forward scan. (The totals kept as
+    # a [1, 1, W, 1] tile to save the layout conversions trip an assertion in triton 3.6's scan
+    # lowering.)
     BT: tl.constexpr = W * 128
     o_e = tl.arange(0, 4)[None, None, None, :]
     o_l = tl.arange(0, 32)[:, None, None, None] * 4 + o_e                  # step in the warp
     o_w = tl.arange(0, W)[None, None, :, None]
-    o_p = (W - 1 - o_w) * 128 + o_l
+    if DESC:
+        o_p = (W - 1 - o_w) * 128 + o_l
+    else:
+        o_p = o_w * 128 + o_l
     r = tl.program_id(0).to(tl.int64) * T
     carry = tl.zeros([1], tl.float32)
     for i_c in range(tl.cdiv(T, BT)):
@@ -124,11 +102,11 @@ def wide_desc_kernel(A, B, X, T, W: tl.constexpr):
         w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 0)
         _, _, x_a, x_b = tl.associative_scan(
             (w_a, w_b, tl.full(w_a.shape, 1.0, tl.float32), tl.zeros(w_a.shape, tl.float32)), 1,
-            _combine_next)
+            _combine_next, reverse=not DESC)
         s_a, s_b = _combine(x_a[None, :, :, None], x_b[None, :, :, None], s_a, s_b)
         x = _apply(s_a, s_b, carry[:, None, None, None])
         tl.store(X + r + t, x, mask=m)
-        # the chunk's earliest step: warp W-1's first
+        # the chunk's earliest step
         carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 0), 1)
 
 
@@ -144,10 +122,8 @@ def run(kind: str, a, b, bn: int, bt: int, warps: int):
         g = min(bt // 4, 32)
         two_level_kernel[(triton.cdiv(N, bn),)](a, b, x, N, T, BLOCK_N=bn, G=g, Q=bt // (4 * g),
                                                 num_warps=warps)
-    elif kind == "wide":
-        wide_kernel[(N,)](a, b, x, T, W=bt // 128, num_warps=bt // 128)
     else:
-        wide_desc_kernel[(N,)](a, b, x, T, W=bt // 128, num_warps=bt // 128)
+        wide_kernel[(N,)](a, b, x, T, W=bt // 128, DESC=int(kind == "wdesc"), num_warps=bt // 128)
     return x
 
 
