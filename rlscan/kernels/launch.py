@@ -177,16 +177,17 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1), cfg.get("maxnreg"))
     # programs that walk several chunks issue each chunk's loads one chunk ahead
     bn, bt = cfg["BLOCK_N"], cfg["BLOCK_T"]
+    time_last = out0.stride(1) == 1
     # the config's two-level scan (configs.py) applies to backward scans of time-last buffers
-    two_level = (cfg.get("TWO_LEVEL", False) and pb.reverse and out0.stride(1) == 1
+    two_level = (cfg.get("TWO_LEVEL", False) and pb.reverse and time_last
                  and _two_level_fits(cfg))
     # time-major backward scans load their lanes in descending time and scan forward
-    descend = pb.reverse and out0.stride(1) != 1 and _DESCEND_TIME_MAJOR
+    descend = pb.reverse and not time_last and _DESCEND_TIME_MAJOR
     # V-trace's next lane by gather where a row's chunk lies inside one warp (time-last) or, for
     # time-major tiles of at least 128 rows a warp, inside each thread (triton's load layout puts
     # 4 rows a thread on 32 lanes and the chunk's steps in registers)
     gather = _NEXT_GATHER and not two_level and pb.est == P.VTRACE and (
-        bn >= 128 * options[0] if out0.stride(1) != 1 else options[0] <= bn)
+        options[0] <= bn if time_last else bn >= 128 * options[0])
     block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), int(descend), bn, bt)
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
