@@ -514,6 +514,54 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
     assert taken == [0, 0]
 
 
+# CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)
+_CONTIG_BITS = {"gae": 31, "vtrace": 63, "retrace": 63, "eligibility_traces": 5}
+
+
+@pytest.mark.parametrize("est", list(_CONTIG_BITS))
+def test_time_major_loads_mark_only_unit_stride_rows_contiguous(backend, device, est,
+                                                                monkeypatch):
+    """Time-major loads tell the compiler that rows come in runs of 4 adjacent elements (so
+    bf16 inputs and bool flags keep the fp32 tile's layout) for exactly the per-step inputs
+    whose row stride is 1: not a column slice (row stride 2), not a per-step γ of shape [T, 1]
+    (row stride 0), but a per-env γ of shape [N] (row stride 1); never for time-last buffers
+    or tiles of fewer than 4 rows. Each call, with bf16 inputs and bool flags over a partial
+    row block of 37 rows, gives the reference's results on the rounded inputs."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    taken = record_constexprs(monkeypatch, "CONTIG_ROWS")
+    N, T = 37, 29
+    kw, _ = make(est, (N, T), seed=41)
+    half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.dim() == 2
+                and v.is_floating_point() else v) for k, v in kw.items()}
+    rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
+    first = "inputs" if "inputs" in kw else "rewards"
+    sliced = torch.zeros(T, 2 * N, dtype=torch.bfloat16)
+    sliced[:, ::2] = half[first].t()
+    gen = torch.Generator().manual_seed(3)
+    g_step, g_env = torch.rand(T, 1, generator=gen) / 2 + 0.5, torch.rand(N, generator=gen)
+    cases_ = [   # (time-major overrides, the γ the reference sees, CONTIG_ROWS)
+        ({}, kw["gamma"], _CONTIG_BITS[est]),
+        ({first: sliced[:, ::2], "gamma": g_step}, g_step.expand(T, N).t(),
+         _CONTIG_BITS[est] & ~1),
+        ({"gamma": g_env}, g_env[:, None].expand(N, T), _CONTIG_BITS[est] | 128)]
+    for over, gamma, bits in cases_:
+        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                 for k, v in half.items()}
+        major.update(over)
+        with force_config(strategy="row_block", BLOCK_N=128, BLOCK_T=4, num_warps=1):
+            out = call(est, major, device, time_dim=0)
+        rk = dict(rounded, gamma=gamma)
+        assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
+                       scale=scale_of(est, rk))
+        assert taken.pop() == bits, (over.keys(), bits)
+    with force_config(strategy="row_block", BLOCK_N=2, BLOCK_T=4, num_warps=1):
+        call(est, {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2
+                       else v) for k, v in half.items()}, device, time_dim=0)
+    call(est, half, device)
+    assert taken == [0, 0]
+
+
 def test_any_time_axis_and_strided_views(backend, device):
     """[B1, T, B2] with time in the middle, and non-contiguous slices, need no copies."""
     gen = torch.Generator().manual_seed(5)

@@ -108,6 +108,12 @@ _NEXT_GATHER = True
 # (PTX of a 128x4/w1 time-major tile: 320 shuffles, none with the forward scan); descending
 # lanes cost time-major loads nothing, their vectors run along the rows.
 _DESCEND_TIME_MAJOR = True
+# Time-major loads say that rows with stride 1 come in runs of 4 (scan.py ``_offsets``), so bf16
+# inputs and bool flags keep the fp32 tile's layout (no conversion every chunk). H200, bf16 + bool
+# time-major, forced tiles: 256x4/w2 at 65536x128 discounted returns 87.2 -> 29.2 us, GAE 94.3 ->
+# 40.4, V-trace 147.4 -> 72.3; 128x4/w1/c8 spans at 1024x8192 46.8 -> 34.8, 72.8 -> 52.9; fp32
+# unchanged (2026-12-01, kernel_ab.py).
+_CONTIG_TIME_MAJOR = True
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -188,7 +194,15 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # 4 rows a thread on 32 lanes and the chunk's steps in registers)
     gather = _NEXT_GATHER and not two_level and pb.est == P.VTRACE and (
         options[0] <= bn if time_last else bn >= 128 * options[0])
-    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), int(descend), bn, bt)
+    # time-major tiles of 4+ rows: loads of rows with stride 1 keep the fp32 layout (scan.py);
+    # bit i for per-step input i (time-last calls skip the test: host cost)
+    contig = 0
+    if _CONTIG_TIME_MAJOR and not time_last and bn >= 4:
+        for i, x in enumerate(_TENSOR_FIELDS(pb)[:9]):
+            if x is not None and x.stride(0) == 1:
+                contig |= 1 << i
+    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), int(descend), contig,
+             bn, bt)
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
@@ -225,7 +239,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
-               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "DESCEND", "BLOCK_N", "BLOCK_T")
+               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "DESCEND", "CONTIG_ROWS", "BLOCK_N",
+               "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
 # (kernel, device, constexprs, options, argument specialisation) -> CompiledKernel
 _compiled = {}

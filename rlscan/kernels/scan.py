@@ -157,15 +157,29 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr):
 
 
 @triton.jit
-def _load(ptr, o_row, t, stride_t, m, other):
-    # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
-    return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=other).to(tl.float32)
+def _offsets(o_row, t, stride_t, CONTIG: tl.constexpr):
+    # offsets of a [BN, BT] per-step load. CONTIG (time-major, row stride 1): runs of 4 adjacent
+    # rows, said so, give a load of any dtype the fp32 tile's layout of 4 rows a thread. Else
+    # triton vectorises 16 bytes: bool flags 16 rows a thread, bf16 8, and a layout conversion
+    # every chunk (PTX, 256x4/w2: 88 shuffles and 28 barriers a chunk, none said so). H200, bf16
+    # time-major, 256x4/w2 at 65536x128: discounted returns 87.2 -> 29.2 us, GAE 94.3 -> 40.4.
+    off = o_row + t.to(tl.int64) * stride_t
+    if CONTIG:
+        off = tl.max_contiguous(off, [4, 1])
+    return off
 
 
 @triton.jit
-def _load_flag(ptr, o_row, t, stride_t, m):
+def _load(ptr, o_row, t, stride_t, m, other, CONTIG: tl.constexpr):
+    # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
+    return tl.load(ptr + _offsets(o_row, t, stride_t, CONTIG), mask=m,
+                   other=other).to(tl.float32)
+
+
+@triton.jit
+def _load_flag(ptr, o_row, t, stride_t, m, CONTIG: tl.constexpr):
     # nonzero = true, for bool, integer and float flags alike
-    return tl.load(ptr + o_row + t.to(tl.int64) * stride_t, mask=m, other=0) != 0
+    return tl.load(ptr + _offsets(o_row, t, stride_t, CONTIG), mask=m, other=0) != 0
 
 
 @triton.jit
@@ -207,7 +221,7 @@ def _raw(P0, P1, TERM, TRUNC, NV, X1, X2, G, L, o0, o1, o2, o3, o4, o5, o6, o7, 
          s0t, s1t, s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda,
          EST: tl.constexpr, REVERSE: tl.constexpr, VNEXT: tl.constexpr, RATIO: tl.constexpr,
          HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
-         LAMBDA_T: tl.constexpr, STARTS_AT: tl.constexpr):
+         LAMBDA_T: tl.constexpr, STARTS_AT: tl.constexpr, CONTIG: tl.constexpr):
     """Every load of one chunk that depends on nothing loaded, issued together and consumed
     later (so the next chunk's loads can be in flight while this one is scanned). Slots an
     estimator does not use hold zeros. Returns (p0, p1, p1[t+1], flag0, flag1, next values,
@@ -222,50 +236,51 @@ def _raw(P0, P1, TERM, TRUNC, NV, X1, X2, G, L, o0, o1, o2, o3, o4, o5, o6, o7, 
     x1 = zf
     x2 = zf
     if GAMMA_T:
-        g = _load(G, o7, t, s7t, m, 1.0)
+        g = _load(G, o7, t, s7t, m, 1.0, (CONTIG >> 7) & 1)
     else:
         g = tl.full(t.shape, gamma, tl.float32)   # fp32 even if gamma is fp64
     if LAMBDA_T:
-        lam = _load(L, o8, t, s8t, m, 1.0)
+        lam = _load(L, o8, t, s8t, m, 1.0, (CONTIG >> 8) & 1)
     else:
         lam = tl.full(t.shape, lmbda, tl.float32)
     if EST == 7:
-        p0 = _load(P0, o0, t, s0t, m, 1.0)    # a
-        p1 = _load(P1, o1, t, s1t, m, 0.0)    # b
+        p0 = _load(P0, o0, t, s0t, m, 1.0, (CONTIG >> 0) & 1)    # a
+        p1 = _load(P1, o1, t, s1t, m, 0.0, (CONTIG >> 1) & 1)    # b
     elif REVERSE:
-        p0 = _load(P0, o0, t, s0t, m, 0.0)    # rewards
+        p0 = _load(P0, o0, t, s0t, m, 0.0, (CONTIG >> 0) & 1)    # rewards
         if HAS_TERM:
-            f0 = _load_flag(TERM, o2, t, s2t, m)
+            f0 = _load_flag(TERM, o2, t, s2t, m, (CONTIG >> 2) & 1)
         if HAS_TRUNC:
-            f1 = _load_flag(TRUNC, o3, t, s3t, m)
+            f1 = _load_flag(TRUNC, o3, t, s3t, m, (CONTIG >> 3) & 1)
         if EST == 1 or EST == 3 or EST == 4:  # values | q_taken at t
-            p1 = _load(P1, o1, t, s1t, m, 0.0)
+            p1 = _load(P1, o1, t, s1t, m, 0.0, (CONTIG >> 1) & 1)
         # values[t+1]: the successor value (E2 encodings; discounted returns read values only
         # at bootstrap steps: loading the absent tensor's stand-in cost 2x, 65536x128 fp32
         # 73 us vs GAE's 47 on the H200), and V-trace's vs[t+1] = values[t+1] + x[t+1]
         if (VNEXT >= 2 and EST != 0) or EST == 3:
-            p1n = _load(P1, o1, t + 1, s1t, m & (t + 1 < T), 0.0)
+            p1n = _load(P1, o1, t + 1, s1t, m & (t + 1 < T), 0.0, (CONTIG >> 1) & 1)
         if VNEXT == 1:                        # E1: dense next values
-            nvd = _load(NV, o4, t, s4t, m, 0.0)
+            nvd = _load(NV, o4, t, s4t, m, 0.0, (CONTIG >> 4) & 1)
         if EST == 3 or EST == 4:              # ratio at t (V-trace) or t+1 (Retrace: c[t+1])
             t_r = t if EST == 3 else t + 1
             m_r = m if EST == 3 else m & (t + 1 < T)
             other = 1.0 if RATIO == 2 else 0.0
-            x1 = _load(X1, o5, t_r, s5t, m_r, other)
+            x1 = _load(X1, o5, t_r, s5t, m_r, other, (CONTIG >> 5) & 1)
             if RATIO != 0:
-                x2 = _load(X2, o6, t_r, s6t, m_r, other)
+                x2 = _load(X2, o6, t_r, s6t, m_r, other, (CONTIG >> 6) & 1)
     else:
-        p0 = _load(P0, o0, t, s0t, m, 0.0)    # inputs z
+        p0 = _load(P0, o0, t, s0t, m, 0.0, (CONTIG >> 0) & 1)    # inputs z
         # the reset lands on the first step of the new episode
         if STARTS_AT:
-            f0 = _load_flag(TERM, o2, t, s2t, m)
+            f0 = _load_flag(TERM, o2, t, s2t, m, (CONTIG >> 2) & 1)
         else:
-            f0 = _load_flag(TERM, o2, t - 1, s2t, m & (t >= 1))
+            f0 = _load_flag(TERM, o2, t - 1, s2t, m & (t >= 1), (CONTIG >> 2) & 1)
     return p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam
 
 
 @triton.jit
-def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.constexpr):
+def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.constexpr,
+           CONTIG: tl.constexpr):
     """V(s'_t) for every lane (ALGORITHMS.md §1.3); the caller reads it only where the step is
     not terminated. ``boot_last`` is per row, broadcastable against the tile."""
     if VNEXT == 0:
@@ -274,7 +289,7 @@ def _vnext(NV, o_nv, s_nv, t, m, trunc, last, v_succ, nvd, boot_last, VNEXT: tl.
         vn = nvd
     else:             # E2: values[t+1], or a bootstrap at truncations and at t = T-1
         if VNEXT == 2:   # a load that depends on the flags: read only at bootstrap steps
-            boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0)
+            boot_v = _load(NV, o_nv, t, s_nv, m & (trunc | last), 0.0, (CONTIG >> 4) & 1)
         elif VNEXT == 3:
             boot_v = tl.where(last, boot_last, 0.0)
         else:
@@ -381,7 +396,8 @@ def fused_scan_kernel(
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
     PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
-    DESCEND: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
+    DESCEND: tl.constexpr, CONTIG_ROWS: tl.constexpr, BLOCK_N: tl.constexpr,
+    BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
@@ -396,11 +412,14 @@ def fused_scan_kernel(
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
     [G, Q, BN, 4] tile (G = GROUPS = min(BLOCK_T / 4, 32) groups of 4 contiguous steps, one a
     thread, Q = PARTS = BLOCK_T / 4G parts in registers), scanned by ``_suffix_two_level``.
-    DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan."""
+    DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan.
+    CONTIG_ROWS: bit i set when per-step input i (P0, P1, TERM, TRUNC, NV, X1, X2, G, L) has
+    row stride 1 in a [BN, BT] tile of BN >= 4 rows (``_offsets``)."""
     GROUPS: tl.constexpr = 32 if BLOCK_T >= 128 else (BLOCK_T // 4 if BLOCK_T >= 4 else 1)
     PARTS: tl.constexpr = BLOCK_T // (4 * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= 4))
     tl.static_assert(not DESCEND or (REVERSE and not TWO_LEVEL))
+    tl.static_assert(CONTIG_ROWS == 0 or (not TWO_LEVEL and BLOCK_N >= 4))
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
@@ -451,7 +470,7 @@ def fused_scan_kernel(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
-            RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+            RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT, CONTIG_ROWS)
     for i_c in range(c_lo, c_hi):
         t, m = _tile(i_c, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
         if PREFETCH:
@@ -465,7 +484,7 @@ def fused_scan_kernel(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t_f, m_f, T, gamma, lmbda, EST, REVERSE,
-            VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT)
+            VNEXT, RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT, CONTIG_ROWS)
         if PREFETCH:
             q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = r0, r1, r2, r3, r4, r5, r6, r7, r8, r9
         else:
@@ -484,7 +503,7 @@ def fused_scan_kernel(
             cut = term | trunc | last
             boot = cut & (~term)
             vn = _vnext(NV, r64 * s4r, s4t, t, m, trunc, last, p1n, nvd,
-                        _rows(boot_last, TWO_LEVEL), VNEXT)
+                        _rows(boot_last, TWO_LEVEL), VNEXT, CONTIG_ROWS)
             if EST == 0:    # discounted returns, §3.1
                 a = tl.where(cut, 0.0, g)
                 b = r + tl.where(boot, g * vn, 0.0)
