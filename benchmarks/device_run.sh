@@ -4,7 +4,7 @@
 #                                              # then rlscan-bench with that DB: fp32 time-last
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE +
-#                                              # discounted (~3 min)
+#                                              # discounted, bf16 time-major (~4.5 min)
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
@@ -29,7 +29,9 @@ bench-more)
   # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
   timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
-  rm -f $OUT/b2/bench.png ;;
+  # bf16 + bool flags in time-major buffers (CONTIG_ROWS, ninth session)
+  timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --layouts time_major --baselines "" --out $OUT/b4 2>&1 | grep -v "Warn\|_warn" | tail -2
+  rm -f $OUT/b2/bench.png $OUT/b4/bench.png ;;
 gpu-tests)
   # alone: 357 tests in 269 s (eighth session); beside the benches or the verifier they were cut
   (cd $R/tests && timeout 420 python3 -m pytest . -m gpu -v -p no:cacheprovider -o addopts="" \
