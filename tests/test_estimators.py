@@ -536,8 +536,9 @@ def test_time_major_loads_mark_only_unit_stride_rows_contiguous(backend, device,
                 and v.is_floating_point() else v) for k, v in kw.items()}
     rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
     first = "inputs" if "inputs" in kw else "rewards"
-    sliced = torch.zeros(T, 2 * N, dtype=torch.bfloat16)
-    sliced[:, ::2] = half[first].t()
+    # made on the device: moving a strided view there would copy it contiguous
+    sliced = torch.zeros(T, 2 * N, dtype=torch.bfloat16, device=device)
+    sliced[:, ::2] = half[first].t().to(device)
     gen = torch.Generator().manual_seed(3)
     g_step, g_env = torch.rand(T, 1, generator=gen) / 2 + 0.5, torch.rand(N, generator=gen)
     cases_ = [   # (time-major overrides, the γ the reference sees, CONTIG_ROWS)
