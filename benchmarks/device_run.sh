@@ -8,9 +8,8 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh probes       # side-by-side probes queued in benchmarks/NOTES.md:
-#                                              # standalone scans (wdesc), time-major bool/bf16
-#                                              # loads (kernel_ab) (~5 min; no retune needed)
+#   bash benchmarks/device_run.sh probes       # the last side-by-side probe (kernel_ab): two-level
+#                                              # groups of 8 steps (~2 min; no retune needed)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -43,22 +42,19 @@ verify)
     --jobs 14 > $OUT/verify.log 2>&1
   grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
-  # queued by the eighth session (the commands of its own probes are in
-  # results/probes/2026-12-01_two_level_order_time_major_tiles.txt): the standalone scans with
-  # the cross-warp backward scan over warps in descending time (``wdesc``), then time-major
-  # loads of 4 rows a thread for bool flags and bf16 inputs (patches/time_major_rows4.patch)
+  # the ninth session's last probe (results/probes/2026-12-01_ninth_session_probes.txt): two-level
+  # tiles of groups of 8 steps a thread (patches/two_level_groups_of_8.patch) against the
+  # shipped groups of 4, bf16 + bool and fp32, time-last, configs that fill their warps either way
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  timeout 150 python3 $R/benchmarks/reverse_scan_probe.py 2>&1 | grep -v "Warn\|_warn"
-  CELLS=4096x128@row_block:16x64:w8,65536x128@row_block:256x4:w2,131072x256@row_block:128x8:w1,16384x512@row_block:32x64:w4,1024x8192@chunked:128x4:w1:c8
+  C=65536x128@row_block:2x128:w2:2l,65536x128@row_block:2x128:w1:2l,65536x128@row_block:4x128:w2:2l
+  C=$C,131072x256@row_block:2x256:w2:2l,131072x256@row_block:1x256:w1:2l
+  C=$C,16384x512@row_block:1x256:w1:2l,16384x512@row_block:1x512:w1:2l
+  C=$C,1024x8192@row_block:1x256:w1:2l,1024x8192@row_block:1x512:w1:2l,1024x8192@row_block:1x1024:w1:2l
   for dt in bfloat16 float32; do
-    timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/time_major_rows4.patch \
-      --dtype $dt --layout time_major --estimators gae,discounted_returns,vtrace --cells $CELLS \
-      2>&1 | grep -v "Warn\|_warn"
-  done
-  # time-major cells with too few 128-row programs (NOTES item 1): smaller tiles, shorter spans
-  TM=row_block:32x64:w4,row_block:64x8:w1,row_block:64x16:w2,chunked:128x4:w1:c2,chunked:128x4:w1:c4,chunked:128x8:w1:c2,chunked:256x4:w2:c4
-  timeout 90 python3 $R/benchmarks/compare_configs.py --estimator gae --layout time_major \
-    --shapes 16384x512,4096x512,16384x128,4096x2048 --configs $TM 2>&1 | grep -v "Warn\|_warn" ;;
+    timeout 200 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/two_level_groups_of_8.patch \
+      --dtype $dt --layout time_last --estimators discounted_returns,gae,vtrace --cells $C \
+      2>&1 | grep -v "Warn\|_warn" | sed "s/^/$dt /"
+  done ;;
 *) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
