@@ -58,7 +58,8 @@ def main(argv=None) -> int:
             plans = [p for p in _replay._plans.values() if p is not None]
             print(f"{'':18s} {'':8s}{'':10s} {len(plans)} plan(s) recorded so far")
     x = torch.empty(4096, 128, device="cuda")
-    print(f"two torch.empty_like: {host_us(lambda: (torch.empty_like(x), torch.empty_like(x))):.1f} us")
+    two = host_us(lambda: (torch.empty_like(x), torch.empty_like(x)))
+    print(f"two torch.empty_like: {two:.1f} us")
     return 0
 
 
