@@ -422,7 +422,6 @@ def fused_scan_kernel(
                             (BLOCK_T // GROUP if BLOCK_T >= GROUP else 1))
     PARTS: tl.constexpr = BLOCK_T // (GROUP * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= GROUP))
-    tl.static_assert(GROUP == 4 or (GROUP == 8 and TWO_LEVEL))
     tl.static_assert(not DESCEND or (REVERSE and not TWO_LEVEL))
     tl.static_assert(CONTIG_ROWS == 0 or (not TWO_LEVEL and BLOCK_N >= 4))
     i_n = tl.program_id(0)
