@@ -8,8 +8,8 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh probes       # the last side-by-side probe (kernel_ab): two-level
-#                                              # groups of 8 steps (~2 min; no retune needed)
+#   bash benchmarks/device_run.sh probes       # two-level groups of 8 steps against 4, bf16
+#                                              # (compare_configs, forced configs; ~2 min)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -42,18 +42,13 @@ verify)
     --jobs 14 > $OUT/verify.log 2>&1
   grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
-  # the ninth session's last probe (results/probes/2026-12-01_ninth_session_probes.txt): two-level
-  # tiles of groups of 8 steps a thread (patches/two_level_groups_of_8.patch) against the
-  # shipped groups of 4, bf16 + bool and fp32, time-last, configs that fill their warps either way
+  # groups of 8 steps against 4 in the two-level tile (GROUP, configs.py), bf16 + bool, time-last
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  C=65536x128@row_block:2x128:w2:2l,65536x128@row_block:2x128:w1:2l,65536x128@row_block:4x128:w2:2l
-  C=$C,131072x256@row_block:2x256:w2:2l,131072x256@row_block:1x256:w1:2l
-  C=$C,16384x512@row_block:1x256:w1:2l,16384x512@row_block:1x512:w1:2l
-  C=$C,1024x8192@row_block:1x256:w1:2l,1024x8192@row_block:1x512:w1:2l,1024x8192@row_block:1x1024:w1:2l
-  for dt in bfloat16 float32; do
-    timeout 200 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/two_level_groups_of_8.patch \
-      --dtype $dt --layout time_last --estimators discounted_returns,gae,vtrace --cells $C \
-      2>&1 | grep -v "Warn\|_warn" | sed "s/^/$dt /"
+  G=row_block:2x128:w2:2l,row_block:2x128:w1:2l:g8,row_block:4x128:w2:2l:g8,row_block:2x256:w2:2l:g8
+  G=$G,row_block:1x256:w1:2l,row_block:1x256:w1:2l:g8,row_block:1x1024:w1:2l,row_block:1x1024:w1:2l:g8
+  for est in discounted_returns gae vtrace; do
+    timeout 120 python3 $R/benchmarks/compare_configs.py --estimator $est --dtype bfloat16 \
+      --shapes 65536x128,131072x256,16384x512,1024x8192 --configs $G 2>&1 | grep -v "Warn\|_warn"
   done ;;
 *) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac

@@ -63,7 +63,7 @@ def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: t
         m = (t >= 0) & (o_n[None, None, :, None] < N)
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
-        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, G, Q)
+        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, G, Q, 4)
         x = _apply(s_a, s_b, carry[None, None, :, None])
         tl.store(X + r + t, x, mask=m)
         carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 1), 0)
@@ -97,7 +97,7 @@ def wide_kernel(A, B, X, T, W: tl.constexpr, DESC: tl.constexpr):
         m = t >= 0
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
-        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1)
+        s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, 32, 1, 4)
         w_a = tl.sum(tl.sum(tl.where(o_l == 0, s_a, 0.0), 3), 0)         # [1, W] warp totals
         w_b = tl.sum(tl.sum(tl.where(o_l == 0, s_b, 0.0), 3), 0)
         _, _, x_a, x_b = tl.associative_scan(

@@ -565,11 +565,44 @@ def test_validate_two_level():
     assert C.label(C.validate(ok)) == "row_block/2x128/w2/s1/2l"
     assert "TWO_LEVEL" not in C.validate(dict(ok, TWO_LEVEL=False))
     for bad, why in [(dict(ok, num_warps=4), "inside one warp"),         # rows across warps
-                     (dict(ok, BLOCK_N=1, BLOCK_T=2048, num_warps=1), "4 to 1024 steps"),
+                     (dict(ok, BLOCK_N=1, BLOCK_T=2048, num_warps=1), "GROUP to 1024 steps"),
                      (dict(ok, strategy="lookback", CHUNKS_PER_SPAN=1), "no look-back"),
                      (dict(ok, TWO_LEVEL="yes"), "TWO_LEVEL='yes'")]:
         with pytest.raises(ValueError, match=why):
             C.validate(bad)
+
+
+def test_validate_group_of_8_steps_only_with_two_level_tiles_that_fill_their_warps():
+    ok = {"BLOCK_N": 4, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True, "GROUP": 8}
+    assert C.validate(ok)["GROUP"] == 8
+    assert C.label(C.validate(ok)) == "row_block/4x128/w2/s1/2l/g8"
+    assert "GROUP" not in C.validate(dict(ok, GROUP=4))     # the default is not spelled out
+    for bad, why in [(dict(ok, TWO_LEVEL=False), "8 only with TWO_LEVEL"),
+                     (dict(ok, GROUP=2), "GROUP=2"), (dict(ok, GROUP=True), "GROUP=True"),
+                     (dict(ok, BLOCK_N=2), "inside one"),   # 2 rows x 16 groups: half a warp each
+                     (dict(ok, BLOCK_N=1, BLOCK_T=4, num_warps=1), "GROUP to 1024")]:
+        with pytest.raises(ValueError, match=why):
+            C.validate(bad)
+
+
+def test_groups_of_8_are_candidates_for_16_bit_backward_time_last_calls_only():
+    """Two-level tiles of groups of 8 steps (16-byte bf16 loads a thread) are measured for
+    16-bit inputs of backward estimators in time-last buffers, each filling its warps."""
+    for N, T in SHAPES:
+        for est in ("gae", "vtrace", "eligibility_traces"):
+            for layout in C.LAYOUTS:
+                for dtype in C.DTYPES:
+                    g8 = [c for c in C.candidates(est, N, T, layout, dtype) if c.get("GROUP")]
+                    if est in C.BACKWARD and layout == "time_last" and dtype != "float32":
+                        assert all(c["GROUP"] == 8 and c["TWO_LEVEL"] and C.two_level_fits(c)
+                                   for c in g8), (est, N, T)
+                        assert g8 or T < 128, (est, N, T)   # short rows: no tile fills a warp
+                    else:
+                        assert not g8, (est, N, T, layout, dtype)
+    labels = {C.label(c) for c in C.candidates("discounted_returns", 65536, 128, "time_last",
+                                                "bfloat16")}
+    assert {"row_block/4x128/w2/s1/2l/g8", "row_block/2x128/w1/s1/2l/g8",
+            "row_block/2x128/w2/s1/2l"} <= labels
 
 
 def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():

@@ -7,6 +7,8 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "chunked", ..., "CHUNKS_PER_SPAN": 16}
     {"strategy": "lookback", ..., "CHUNKS_PER_SPAN": 1}
     {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128, "num_warps": 1, "TWO_LEVEL": True}
+    {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True,
+     "GROUP": 8}
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 32}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
@@ -18,7 +20,8 @@ carry from the summaries earlier spans publish (decoupled look-back).
 ``TWO_LEVEL`` (optional, default off) scans backward estimators' time-last chunks in two levels,
 4 steps a thread and then across the row's threads (scan.py, ``_suffix_two_level``); it needs
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
-time-major buffers.
+time-major buffers. ``GROUP`` (optional, 4 or 8, default 4; 8 only with ``TWO_LEVEL``): steps a
+thread in the two-level tile.
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -88,6 +91,17 @@ _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the 
 # Retrace 65536x128 52.9 -> 48.9. Tighter caps spill (V-trace 131072x256 2x128/w2/2l at 32:
 # 870 us vs 199), and other tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
 _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
+# Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
+# bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
+# the fp32 time for x0.58-0.65 the bytes. H200, bf16 + bool, groups of 8 vs 4 (kernel_ab.py):
+# discounted returns 65536x128 4x128/w2 21.8 us (best of 4: 26.0), 131072x256 2x256/w2 74.2
+# (94.7); GAE 131072x256 1x256/w1 113.8 (130.4); V-trace 65536x128 4x128/w2 40.3 (45.4). fp32
+# lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
+GROUPS = (4, 8)
+_GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
+                 ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
+                 ("row_block", 1, 512, 1, None), ("row_block", 1, 1024, 1, None),
+                 ("chunked", 2, 128, 1, 4), ("chunked", 1, 512, 1, 1))
 
 
 def next_pow2(n: int) -> int:
@@ -104,13 +118,15 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def two_level_fits(config: Dict) -> bool:
-    """Whether a tile can scan in two levels: groups of 4 steps, one a thread, at most 32 of
-    them a row on one warp's lanes, at most 8 such parts of a row in each thread's registers
-    (1024 steps), every row inside one warp, and not a look-back span (H200: GAE 1x1048576
-    lookback 2x128/w2 72.2 us two-level vs 58.8, its look-back tensors change layout)."""
+    """Whether a tile can scan in two levels: groups of GROUP (4, or 8) steps, one a thread, at
+    most 32 of them a row on one warp's lanes, at most 8 such parts of a row in each thread's
+    registers (up to 1024 steps), every row inside one warp, and not a look-back span (H200: GAE
+    1x1048576 lookback 2x128/w2 72.2 us two-level vs 58.8, its look-back tensors change
+    layout)."""
     bn, bt, warps = config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4)
-    return (config.get("strategy", "row_block") != "lookback" and 4 <= bt <= 1024
-            and bn * min(bt // 4, 32) >= 32 * warps)
+    group = config.get("GROUP", 4)
+    return (config.get("strategy", "row_block") != "lookback" and group <= bt <= 1024
+            and bn * min(bt // group, 32) >= 32 * warps)
 
 
 def validate(config) -> Dict:
@@ -144,11 +160,16 @@ def validate(config) -> Dict:
     two = config.get("TWO_LEVEL", False)
     if two not in (True, False, 0, 1):
         raise ValueError(f"TWO_LEVEL={two!r}; expected true or false")
+    group = config.get("GROUP", 4)
+    if group not in GROUPS or isinstance(group, bool) or (group != 4 and not two):
+        raise ValueError(f"GROUP={group!r}; expected one of {GROUPS}, 8 only with TWO_LEVEL")
+    if group != 4:
+        out["GROUP"] = group
     if two:
         if not two_level_fits(out):
-            raise ValueError(f"TWO_LEVEL needs 4 to 1024 steps a row, every row inside one warp "
-                             f"(BLOCK_N*min(BLOCK_T/4, 32) >= 32*num_warps) and no look-back; "
-                             f"got {label(out)}")
+            raise ValueError(f"TWO_LEVEL needs GROUP to 1024 steps a row, every row inside one "
+                             f"warp (BLOCK_N*min(BLOCK_T/GROUP, 32) >= 32*num_warps) and no "
+                             f"look-back; got {label(out)}")
         out["TWO_LEVEL"] = True
     regs = config.get("maxnreg")
     if regs is not None:
@@ -159,14 +180,17 @@ def validate(config) -> Dict:
 
 
 def label(config: Dict) -> str:
-    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/r32`` (rows
-    x steps per program, warps, stages, chunks per span, two-level scan, register cap)."""
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32`` (rows
+    x steps per program, warps, stages, chunks per span, two-level scan, its group size when not
+    4, register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
         out += f"/c{config['CHUNKS_PER_SPAN']}"
     if config.get("TWO_LEVEL"):
         out += "/2l"
+    if config.get("GROUP", 4) != 4:
+        out += f"/g{config['GROUP']}"
     if config.get("maxnreg"):
         out += f"/r{config['maxnreg']}"
     return out
@@ -214,8 +238,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     Backward estimators on time-last buffers also measure the two-level scan of every tile
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
-    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``). The dtype
-    does not change the space today."""
+    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); with 16-bit
+    inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -237,6 +261,12 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
             if two_level_fits(c) and label(c) not in seen:
                 seen.add(label(c))
                 out.append(validate(c))
+        if dtype in ("bfloat16", "float16"):
+            for c in _fit(N, T, _GROUP8_16BIT):
+                c = dict(c, TWO_LEVEL=True, GROUP=8)
+                if two_level_fits(c) and label(c) not in seen:
+                    seen.add(label(c))
+                    out.append(validate(c))
     return out
 
 

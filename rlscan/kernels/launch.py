@@ -201,8 +201,9 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         for i, x in enumerate(_TENSOR_FIELDS(pb)[:9]):
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
-    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), int(descend), contig,
-             bn, bt)
+    group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
+    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), group, int(descend),
+             contig, bn, bt)
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
         _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
@@ -239,8 +240,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
-               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "DESCEND", "CONTIG_ROWS", "BLOCK_N",
-               "BLOCK_T")
+               "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "GROUP", "DESCEND", "CONTIG_ROWS",
+               "BLOCK_N", "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
 # (kernel, device, constexprs, options, argument specialisation) -> CompiledKernel
 _compiled = {}
