@@ -1,5 +1,6 @@
 """Host cost of one eager call on a CUDA machine: rlscan-bench's loop figure, repeated, for a
-replayed call (rlscan/_replay.py) and for the whole path, and where a replay's time goes.
+replayed call (rlscan/_replay.py), the same through Triton's Python launch wrapper (on triton
+3.6, where rlscan skips it: launch._raw_launcher) and for the whole path.
 
     python benchmarks/host_cost.py                       # GAE, discounted returns, V-trace
     python benchmarks/host_cost.py --shapes 4096x128,1x1048576 --runs 8
@@ -14,6 +15,7 @@ import time
 import torch
 
 from rlscan import _replay
+from rlscan.kernels import launch
 from rlscan.tune import grid
 from rlscan.tune.bench import loop_us
 
@@ -47,16 +49,22 @@ def main(argv=None) -> int:
             call = grid.place(grid.draw(cell, 0, "cuda"), "time_last", "cuda")
             fn = lambda: grid.run(est, call)   # noqa: E731
             fn()
-            gate = _replay._gate
-            for label, g in (("replay", gate), ("whole path", None)):
-                _replay._gate = g
+            gate, raw0 = _replay._gate, launch._RAW_LAUNCH
+            variants = [("replay", gate, raw0), ("whole path", None, raw0)]
+            if raw0:      # the same replay through Triton's Python wrapper
+                variants.insert(1, ("replay, wrapper", gate, False))
+            for label, g, raw in variants:
+                _replay._gate, launch._RAW_LAUNCH = g, raw
+                launch._compiled.clear()
+                _replay.forget()
+                fn()
                 loops = [loop_us(fn) for _ in range(a.runs)]
-                print(f"{est:18s} {N}x{T:<8d} {label:10s} loop {statistics.median(loops):6.1f} "
+                print(f"{est:18s} {N}x{T:<8d} {label:15s} loop {statistics.median(loops):6.1f} "
                       f"(runs: {' '.join(f'{x:.1f}' for x in loops)})  perf_counter "
                       f"{host_us(fn):6.1f} us", flush=True)
-            _replay._gate = gate
+            _replay._gate, launch._RAW_LAUNCH = gate, raw0
             plans = [p for p in _replay._plans.values() if p is not None]
-            print(f"{'':18s} {'':8s}{'':10s} {len(plans)} plan(s) recorded so far")
+            print(f"{'':18s} {'':8s}{'':15s} {len(plans)} plan(s) recorded so far")
     x = torch.empty(4096, 128, device="cuda")
     two = host_us(lambda: (torch.empty_like(x), torch.empty_like(x)))
     print(f"two torch.empty_like: {two:.1f} us")

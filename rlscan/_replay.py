@@ -37,6 +37,16 @@ _MAX_PLANS = 4096
 # costs the whole path a few microseconds more, and a plan nobody replays is waste.
 _MISS_LIMIT = 64
 _gate = None          # () -> bool: replays allowed now (set by the kernel launcher)
+
+
+def launcher_of(ck):
+    """(function, arguments) such that ``function(gx, gy, 1, stream, *arguments, *args)`` is
+    ``ck.run(gx, gy, 1, stream, ck.function, ck.packed_metadata, None, None, None, *args)``:
+    Triton's compiled launcher, no launch hooks. The kernel launcher may replace this with a
+    cheaper call of the same launch (launch.py, ``_raw_launcher``)."""
+    return ck.run, (ck.function, ck.packed_metadata, None, None, None)
+
+
 _local = threading.local()   # .rec: the _Recorder of this thread's call being recorded
 
 
@@ -90,11 +100,11 @@ class _Plan:
         addrs += [o.data_ptr() for o in outs]
         addrs += [ws[w] + off for w, off in self.places]
         stream = torch._C._cuda_getCurrentRawStream(self.device)
-        for ck, g, args, fills in self.launches:
+        for run, head, g, args, fills in self.launches:
             a = args.copy()           # the launch's arguments then its constexprs
             for slot, j in fills:
                 a[slot] = addrs[j]
-            ck.run(g[0], g[1], 1, stream, ck.function, ck.packed_metadata, None, None, None, *a)
+            run(g[0], g[1], 1, stream, *head, *a)
         return self.wrap(outs)
 
 
@@ -191,7 +201,7 @@ def _plan(rec, result, args, kwargs, primary_name):
     order = used + [~k for k in range(len(outs))] + places
     at = {s: j for j, s in enumerate(order)}
     plan = _Plan()
-    plan.launches = tuple((ck, grid, args, tuple(zip(slots, (at[s] for s in srcs))))
+    plan.launches = tuple((*launcher_of(ck), grid, args, tuple(zip(slots, (at[s] for s in srcs))))
                           for ck, grid, args, slots, srcs in launches)
     plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][5]
     plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)

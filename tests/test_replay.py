@@ -4,6 +4,7 @@ path. On CPU a stand-in for the compiled launcher captures the argument lists; o
 outputs are compared bitwise."""
 import pytest
 import torch
+import triton
 
 import rlscan
 from rlscan import _layout, _replay, tuning
@@ -297,3 +298,38 @@ def test_replayed_calls_capture_in_a_cuda_graph(monkeypatch):
     expected = rlscan.vtrace(**static)
     torch.testing.assert_close(vs, expected.vs, rtol=0, atol=0)
     torch.testing.assert_close(pg, expected.pg_advantages, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(300, 128), (4, 8192)])
+def test_direct_launches_skip_tritons_python_wrapper_with_the_same_outputs(monkeypatch, shape):
+    """On triton 3.6 direct launches, first calls and replays alike, call the C launch function
+    itself (launch._raw_launcher), with outputs bitwise those of launches through Triton's
+    CudaLauncher.__call__. (4, 8192) with no fold: spans, the carry pass, the fix-up."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
+    monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    kw, _ = make("gae", shape, seed=3)
+    kw = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+
+    def twice():                     # the first call records a plan, the second replays it
+        monkeypatch.setattr(launch, "_compiled", {})
+        monkeypatch.setattr(_replay, "_plans", {})
+        call("gae", kw)
+        out = _outputs(call("gae", kw))
+        plan, = _plans()
+        runs = [run for run, *_ in plan.launches] + [run for run, _, _ in
+                                                     launch._compiled.values()]
+        return out, runs, [ck for _, _, ck in launch._compiled.values()]
+
+    raw, runs, cks = twice()
+    if triton.__version__.startswith("3.6."):
+        assert launch._RAW_LAUNCH and cks
+        assert all(type(r).__name__ == "builtin_function_or_method" for r in runs)
+        assert set(runs) == {ck.run.launch for ck in cks}
+    monkeypatch.setattr(launch, "_RAW_LAUNCH", False)
+    wrapped, runs, cks = twice()
+    assert set(runs) == {ck.run for ck in cks}
+    for r, w in zip(raw, wrapped):
+        torch.testing.assert_close(r, w, rtol=0, atol=0, equal_nan=True)

@@ -243,7 +243,8 @@ _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAM
                "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "GROUP", "DESCEND", "CONTIG_ROWS",
                "BLOCK_N", "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
-# (kernel, device, constexprs, options, argument specialisation) -> CompiledKernel
+# (kernel, device, constexprs, options, argument specialisation) -> (launch function, its
+# leading arguments, CompiledKernel): see _replay.launcher_of
 _compiled = {}
 
 
@@ -261,16 +262,17 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
     if _DIRECT and type(kernel) is JITFunction and _no_launch_hooks():
         dev = torch.cuda.current_device()
         key = (kernel, dev, consts, options, *spec)
-        ck = _compiled.get(key)
-        if ck is not None:
-            ck.run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), ck.function,
-                   ck.packed_metadata, None, None, None, *args, *consts)
+        known = _compiled.get(key)
+        if known is not None:
+            run, head, ck = known
+            run(grid[0], grid[1], 1, torch._C._cuda_getCurrentRawStream(dev), *head, *args,
+                *consts)
         else:
             ck = kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)),
                               **_options(options))
             if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
                 _compiled.clear()
-            _compiled[key] = ck
+            _compiled[key] = (*_replay.launcher_of(ck), ck)
         _replay.record_launch(ck, grid, args, objs, consts, dev)
         return
     _replay.not_replayable()
@@ -304,15 +306,40 @@ def _no_launch_hooks() -> bool:
     return h is None or getattr(h, "calls", None) == []
 
 
+def _raw_launcher(ck):
+    """``_replay.launcher_of`` without Triton 3.6's Python wrapper (``CudaLauncher.__call__``),
+    which only allocates per-launch scratch memory and forwards to the C launch function: for
+    kernels that need no scratch, call that function with the wrapper's arguments ourselves.
+
+    Why: the wrapper re-packs the ~90 arguments and builds two closures on every launch, part
+    of the 6.1-8.8 us a launch the compiled launcher cost on the H200's host (2026-12-01)."""
+    run = ck.run
+    fn = getattr(run, "launch", None)
+    if (_RAW_LAUNCH and type(run).__name__ == "CudaLauncher"
+            and type(fn).__name__ == "builtin_function_or_method"    # no tensordesc wrapper
+            and getattr(run, "global_scratch_size", 1) == 0
+            and getattr(run, "profile_scratch_size", 1) == 0):
+        return fn, (ck.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
+                    ck.packed_metadata, None, None, None)
+    return _replay_launcher_of(ck)
+
+
+_replay_launcher_of = _replay.launcher_of
+
+
+def _triton_version() -> tuple:
+    try:
+        return tuple(int(v) for v in triton.__version__.split(".")[:2])
+    except ValueError:
+        return ()
+
+
 def _direct_launch_ok() -> bool:
     """The compiled-kernel launcher is called as triton 3.6-3.9 call it (checked against both
     sources), and the kernel's signature is what ``launch`` passes."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         return False
-    try:
-        version = tuple(int(v) for v in triton.__version__.split(".")[:2])
-    except ValueError:
-        return False
+    version = _triton_version()
     names = list(fused_scan_kernel.arg_names)
     return (3, 6) <= version <= (3, 9) and names[-len(_CONSTEXPRS):] == list(_CONSTEXPRS) \
         and len(names) == 47 + len(_CONSTEXPRS) and list(chunk_carry_kernel.arg_names) == [
@@ -328,5 +355,10 @@ def _replay_allowed() -> bool:
             and _no_launch_hooks())
 
 
+# The C launch function's arguments are those of triton 3.6's CudaLauncher.__call__ (read in
+# its source); 3.7-3.9 changed the wrapper, and their launches keep it.
+_RAW_LAUNCH = _triton_version() == (3, 6)
+
 if _DIRECT:
     _replay._gate = _replay_allowed
+    _replay.launcher_of = _raw_launcher
