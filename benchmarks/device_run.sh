@@ -3,7 +3,7 @@
 #   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~400 s),
 #                                              # then rlscan-bench with that DB: fp32 time-last
 #                                              # grid with the eager-loop baseline (~80 s)
-#   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE +
+#   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace +
 #                                              # discounted, bf16 time-major (~4.5 min)
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
@@ -27,7 +27,7 @@ tune-bench)
 bench-more)
   # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
-  timeout 55 python3 -m rlscan.tune.bench --estimators gae,discounted_returns --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
+  timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
   # bf16 + bool flags in time-major buffers (CONTIG_ROWS, ninth session)
   timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --layouts time_major --baselines "" --out $OUT/b4 2>&1 | grep -v "Warn\|_warn" | tail -2
   rm -f $OUT/b2/bench.png $OUT/b4/bench.png ;;
