@@ -34,6 +34,10 @@ def host_us(fn, n=3000, reps=5):
     return best * 1e6
 
 
+def _plans() -> int:
+    return sum(p is not None for p in _replay._plans.values())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--estimators", default="gae,discounted_returns,vtrace")
@@ -61,10 +65,8 @@ def main(argv=None) -> int:
                 loops = [loop_us(fn) for _ in range(a.runs)]
                 print(f"{est:18s} {N}x{T:<8d} {label:15s} loop {statistics.median(loops):6.1f} "
                       f"(runs: {' '.join(f'{x:.1f}' for x in loops)})  perf_counter "
-                      f"{host_us(fn):6.1f} us", flush=True)
+                      f"{host_us(fn):6.1f} us  ({_plans()} plan(s) recorded)", flush=True)
             _replay._gate, launch._RAW_LAUNCH = gate, raw0
-            plans = [p for p in _replay._plans.values() if p is not None]
-            print(f"{'':18s} {'':8s}{'':15s} {len(plans)} plan(s) recorded so far")
     x = torch.empty(4096, 128, device="cuda")
     two = host_us(lambda: (torch.empty_like(x), torch.empty_like(x)))
     print(f"two torch.empty_like: {two:.1f} us")
