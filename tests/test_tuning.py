@@ -889,7 +889,7 @@ def test_ncu_targets_takes_only_the_profiled_variants(capsys):
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, candidates that failed, and how
-    many winners scan in two levels or run under a register cap."""
+    many winners scan in two levels, run under a register cap or take groups of 8 steps."""
     def entry(rows, us, floor, heur, failed=False, **extra):
         timings = {"row_block/1x128/w1/s1": us}
         if failed:
@@ -903,7 +903,8 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
           "kernels": {"gae": {"entries": [entry([64, 127], 2.0, 1.0, 4.0, failed=True),
                                           entry([4096, 8191], 30.0, 24.0, 30.0,
                                                 TWO_LEVEL=True, maxnreg=32),
-                                          entry([8192, 16383], 60.0, 40.0, 60.0)]}}}
+                                          entry([8192, 16383], 60.0, 40.0, 60.0,
+                                                TWO_LEVEL=True, GROUP=8)]}}}
     text = _benchmark_script("tune_report").report(db, seconds=12)
     assert "3 buckets, 4 candidate runs, **12 s**" in text
     assert "chunked/1x256/w2/s1/c1 in 1 buckets" in text
@@ -911,4 +912,5 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     assert "| float32 | time_last | 3 | 1.26× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
     assert text.count("| gae | float32 | time_last |") == 3
-    assert "(`/2l`): row_block 1; under a register cap (`/rN`): r32 1." in text
+    assert ("(`/2l`): row_block 2; under a register cap (`/rN`): r32 1; with groups of 8 steps "
+            "a thread (`/g8`): float32 1." in text)
