@@ -3,13 +3,13 @@
 #   bash benchmarks/device_run.sh tune-bench   # retune the default grid into $OUT/tdb (~400 s),
 #                                              # then rlscan-bench with that DB: fp32 time-last
 #                                              # grid with the eager-loop baseline (~80 s)
-#   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace +
-#                                              # discounted, bf16 time-major (~4.5 min)
-#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~270 s)
+#   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace,
+#                                              # discounted, bf16 time-major (~30 s after a tune)
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~410 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh probes       # two-level groups of 8 steps against 4, bf16
-#                                              # (compare_configs, forced configs; ~2 min)
+#   bash benchmarks/device_run.sh probes       # host cost of a launch argument
+#                                              # (launch_cost_probe.py), host_cost.py (~1.5 min)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -32,7 +32,7 @@ bench-more)
   timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --layouts time_major --baselines "" --out $OUT/b4 2>&1 | grep -v "Warn\|_warn" | tail -2
   rm -f $OUT/b2/bench.png $OUT/b4/bench.png ;;
 gpu-tests)
-  # alone: 357 tests in 269 s (eighth session); beside the benches or the verifier they were cut
+  # alone: 384 tests in 406 s (tenth session); beside the benches or the verifier they were cut
   (cd $R/tests && timeout 420 python3 -m pytest . -m gpu -v -p no:cacheprovider -o addopts="" \
     --durations=12 > $OUT/gpu_tests.log 2>&1)
   tail -3 $OUT/gpu_tests.log ;;
@@ -42,14 +42,12 @@ verify)
     --jobs 14 > $OUT/verify.log 2>&1
   grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
-  # groups of 8 steps against 4 in the two-level tile (GROUP, configs.py), bf16 + bool, time-last
+  # what a launch argument costs on the host (before cutting the scan kernel's 47 + 22), then
+  # where a replay's time goes
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  G=row_block:2x128:w2:2l,row_block:2x128:w1:2l:g8,row_block:4x128:w2:2l:g8,row_block:2x256:w2:2l:g8
-  G=$G,row_block:1x256:w1:2l,row_block:1x256:w1:2l:g8,row_block:1x1024:w1:2l,row_block:1x1024:w1:2l:g8
-  for est in discounted_returns gae vtrace; do
-    timeout 120 python3 $R/benchmarks/compare_configs.py --estimator $est --dtype bfloat16 \
-      --shapes 65536x128,131072x256,16384x512,1024x8192 --configs $G 2>&1 | grep -v "Warn\|_warn"
-  done ;;
+  timeout 120 python3 $R/benchmarks/launch_cost_probe.py 2>&1 | grep -v "Warn\|_warn"
+  timeout 120 python3 $R/benchmarks/launch_cost_probe.py --constexprs 22 --counts 0,47 2>&1 | grep -v "Warn\|_warn"
+  timeout 120 python3 $R/benchmarks/host_cost.py --shapes 4096x128,8x65536 2>&1 | grep -v "Warn\|_warn" ;;
 *) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
