@@ -876,6 +876,23 @@ def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, c
     assert out.count("max error") == 5 and "WRONG" not in out
 
 
+def test_launch_cost_probe_kernels_take_and_use_every_argument():
+    """benchmarks/launch_cost_probe.py: its generated kernels take exactly the asked-for int
+    arguments and constexprs and store their sum (so none is dropped from the signature)."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    import inspect
+    probe = _benchmark_script("launch_cost_probe")
+    mod = probe._module([0, 5], 2)
+    assert len(inspect.signature(mod.k5.fn).parameters) == 1 + 5 + 2
+    out = torch.zeros(1, dtype=torch.int32)
+    mod.k5[(1,)](out, 3, 5, 7, 9, 11, C0=20, C1=100)
+    assert int(out) == 155
+    mod.k0[(1,)](out, C0=4, C1=6)
+    assert int(out) == 10
+    assert probe.main(["--counts", "0"]) == 2          # no CUDA device: refused, no launch
+
+
 def test_ncu_targets_takes_only_the_profiled_variants(capsys):
     """benchmarks/ncu_targets.py (what Nsight Compute profiled): an unknown variant is refused
     by name before any GPU work."""
