@@ -18,7 +18,6 @@ import importlib.util
 import os
 import sys
 import tempfile
-import time
 
 import torch
 
@@ -41,19 +40,6 @@ def _module(counts, constexprs):
     return mod
 
 
-def _best(fn, calls):
-    fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return best * 1e6
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--counts", default="0,8,24,48,72,96",
@@ -66,6 +52,8 @@ def main(argv=None) -> int:
         print("launch_cost_probe.py needs a CUDA device", file=sys.stderr)
         return 2
     from rlscan.kernels import launch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from host_cost import host_us      # perf_counter over n calls, best of 5
     counts = [int(c) for c in a.counts.split(",")]
     mod = _module(counts, a.constexprs)
     out = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -78,12 +66,12 @@ def main(argv=None) -> int:
         consts = {f"C{j}": j for j in range(a.constexprs)}
         ck = getattr(mod, f"k{n}")[(1,)](out, *vals, **consts)
         args = [out.data_ptr(), *vals, *consts.values()]
-        wrapped = _best(lambda: ck.run(1, 1, 1, stream, ck.function, ck.packed_metadata,
-                                       None, None, None, *args), a.calls)
+        wrapped = host_us(lambda: ck.run(1, 1, 1, stream, ck.function, ck.packed_metadata,
+                                         None, None, None, *args), a.calls)
         raw = float("nan")
         fn, head = launch._raw_launcher(ck)
         if fn is not ck.run:
-            raw = _best(lambda: fn(1, 1, 1, stream, *head, *args), a.calls)
+            raw = host_us(lambda: fn(1, 1, 1, stream, *head, *args), a.calls)
         expected = sum(vals) + sum(consts.values())
         torch.cuda.synchronize()
         if int(out.item()) != expected:
