@@ -6,7 +6,9 @@ signature (a retune), measure what an argument costs: kernels that differ only i
 int32 arguments (and constexprs) they take, each launched on one program that stores one
 number, timed on the host (perf_counter over ``--calls`` launches, best of 5) through Triton's
 ``CompiledKernel.run`` and, on triton 3.6, through the C launch function that rlscan calls
-(``launch._raw_launcher``). The slope is the cost of one argument.
+(``launch._raw_launcher``). The slope is the cost of one argument (the same launcher compiled
+against a stub driver on a CPU: ~8 ns, results/probes/2026-12-01_tenth_session_launcher_args.txt;
+the intercept is the driver's launch).
 
     python benchmarks/launch_cost_probe.py                 # 0, 8, 24, 48, 72, 96 arguments
     python benchmarks/launch_cost_probe.py --counts 0,47 --constexprs 22
