@@ -1,6 +1,6 @@
 """Host cost of one eager call on a CUDA machine: rlscan-bench's loop figure, repeated, for a
 replayed call (rlscan/_replay.py), the same through Triton's Python launch wrapper (on triton
-3.6, where rlscan skips it: launch._raw_launcher) and for the whole path.
+3.6, where rlscan skips it: launch._launcher_of) and for the whole path.
 
     python benchmarks/host_cost.py                       # GAE, discounted returns, V-trace
     python benchmarks/host_cost.py --shapes 4096x128,1x1048576 --runs 8

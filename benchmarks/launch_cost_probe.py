@@ -6,7 +6,7 @@ signature (a retune), measure what an argument costs: kernels that differ only i
 int32 arguments (and constexprs) they take, each launched on one program that stores one
 number, timed on the host (perf_counter over ``--calls`` launches, best of 5) through Triton's
 ``CompiledKernel.run`` and, on triton 3.6, through the C launch function that rlscan calls
-(``launch._raw_launcher``). The slope is the cost of one argument (the same launcher compiled
+(``launch._launcher_of``). The slope is the cost of one argument (the same launcher compiled
 against a stub driver on a CPU: ~8 ns, results/probes/2026-12-01_tenth_session_launcher_args.txt;
 the intercept is the driver's launch).
 
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         wrapped = host_us(lambda: ck.run(1, 1, 1, stream, ck.function, ck.packed_metadata,
                                          None, None, None, *args), a.calls)
         raw = float("nan")
-        fn, head = launch._raw_launcher(ck)
+        fn, head = launch._launcher_of(ck)
         if fn is not ck.run:
             raw = host_us(lambda: fn(1, 1, 1, stream, *head, *args), a.calls)
         expected = sum(vals) + sum(consts.values())

@@ -38,21 +38,12 @@ _MAX_PLANS = 4096
 _MISS_LIMIT = 64
 _gate = None          # () -> bool: replays allowed now (set by the kernel launcher)
 
-
-def launcher_of(ck):
-    """(function, arguments) such that ``function(gx, gy, 1, stream, *arguments, *args)`` is
-    ``ck.run(gx, gy, 1, stream, ck.function, ck.packed_metadata, None, None, None, *args)``:
-    Triton's compiled launcher, no launch hooks. The kernel launcher may replace this with a
-    cheaper call of the same launch (launch.py, ``_raw_launcher``)."""
-    return ck.run, (ck.function, ck.packed_metadata, None, None, None)
-
-
 _local = threading.local()   # .rec: the _Recorder of this thread's call being recorded
 
 
 class _Recorder:
     def __init__(self):
-        self.launches = []      # (compiled kernel, grid, args, objs, consts, device)
+        self.launches = []      # (run, head, grid, args, objs, consts, device): record_launch
         self.workspaces = []    # (address, bytes, shape, dtype, fill or None)
         self.ok = True
 
@@ -64,11 +55,12 @@ def forbid() -> None:
         rec.ok = False
 
 
-def record_launch(ck, grid, args, objs, consts, device) -> None:
-    """Called by the launcher for a direct launch of a compiled kernel."""
+def record_launch(run, head, grid, args, objs, consts, device) -> None:
+    """Called by the launcher for a direct launch of a compiled kernel: a replay calls
+    ``run(grid[0], grid[1], 1, stream, *head, *args, *consts)`` with the call's addresses."""
     rec = getattr(_local, "rec", None)
     if rec is not None:
-        rec.launches.append((ck, grid, args, objs, consts, device))
+        rec.launches.append((run, head, grid, args, objs, consts, device))
 
 
 def record_workspace(w: torch.Tensor, fill=None) -> None:
@@ -189,21 +181,22 @@ def _plan(rec, result, args, kwargs, primary_name):
         return None                   # a copy: not an argument's own memory
 
     launches, at = [], {}             # at: source -> its index in a replay's address list
-    for ck, grid, launch_args, objs, consts, device in rec.launches:
+    for run, head, grid, launch_args, objs, consts, device in rec.launches:
         srcs = [source(launch_args[slot]) for slot, _ in objs]
-        if None in srcs or device != rec.launches[0][5]:
+        if None in srcs or device != rec.launches[0][-1]:
             return None
         for src in srcs:
             at.setdefault(src, None)
-        launches.append((ck, grid, [*launch_args, *consts], [slot for slot, _ in objs], srcs))
+        launches.append((run, head, grid, [*launch_args, *consts], [slot for slot, _ in objs],
+                         srcs))
     used = [s for s in at if type(s) is int and s >= 0]
     places = [s for s in at if type(s) is tuple]
     order = used + [~k for k in range(len(outs))] + places
     at = {s: j for j, s in enumerate(order)}
     plan = _Plan()
-    plan.launches = tuple((*launcher_of(ck), grid, args, tuple(zip(slots, (at[s] for s in srcs))))
-                          for ck, grid, args, slots, srcs in launches)
-    plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][5]
+    plan.launches = tuple((run, head, grid, args, tuple(zip(slots, (at[s] for s in srcs))))
+                          for run, head, grid, args, slots, srcs in launches)
+    plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][-1]
     plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
     plan.dtype, plan.n_out = outs[0].dtype, len(outs)
     plan.wrap = (lambda o, t=type(result): t(*o)) if isinstance(result, tuple) else \

@@ -33,7 +33,8 @@ def fake_direct_launch(monkeypatch):
 
     def run(kernel, grid, args, objs, consts, options, spec, names=None):
         ck.run(grid[0], grid[1], 1, 0, 0, None, None, None, None, *args, *consts)
-        _replay.record_launch(ck, grid, args, objs, consts, 0)
+        _replay.record_launch(ck.run, (ck.function, ck.packed_metadata, None, None, None),
+                              grid, args, objs, consts, 0)
 
     monkeypatch.setattr(launch, "_run", run)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
@@ -304,7 +305,7 @@ def test_replayed_calls_capture_in_a_cuda_graph(monkeypatch):
 @pytest.mark.parametrize("shape", [(300, 128), (4, 8192)])
 def test_direct_launches_skip_tritons_python_wrapper_with_the_same_outputs(monkeypatch, shape):
     """On triton 3.6 direct launches, first calls and replays alike, call the C launch function
-    itself (launch._raw_launcher), with outputs bitwise those of launches through Triton's
+    itself (launch._launcher_of), with outputs bitwise those of launches through Triton's
     CudaLauncher.__call__. (4, 8192) with no fold: spans, the carry pass, the fix-up."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")

@@ -244,7 +244,7 @@ _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAM
                "BLOCK_N", "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
 # (kernel, device, constexprs, options, argument specialisation) -> (launch function, its
-# leading arguments, CompiledKernel): see _replay.launcher_of
+# leading arguments, CompiledKernel): see _launcher_of
 _compiled = {}
 
 
@@ -272,8 +272,9 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
                               **_options(options))
             if len(_compiled) > 4096:   # many distinct shapes: start over rather than grow
                 _compiled.clear()
-            _compiled[key] = (*_replay.launcher_of(ck), ck)
-        _replay.record_launch(ck, grid, args, objs, consts, dev)
+            run, head = _launcher_of(ck)
+            _compiled[key] = (run, head, ck)
+        _replay.record_launch(run, head, grid, args, objs, consts, dev)
         return
     _replay.not_replayable()
     kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)), **_options(options))
@@ -306,10 +307,12 @@ def _no_launch_hooks() -> bool:
     return h is None or getattr(h, "calls", None) == []
 
 
-def _raw_launcher(ck):
-    """``_replay.launcher_of`` without Triton 3.6's Python wrapper (``CudaLauncher.__call__``),
-    which only allocates per-launch scratch memory and forwards to the C launch function: for
-    kernels that need no scratch, call that function with the wrapper's arguments ourselves.
+def _launcher_of(ck):
+    """(function, arguments) such that ``function(gx, gy, 1, stream, *arguments, *args)``
+    launches the compiled kernel ``ck`` with no launch hooks: on triton 3.6, for kernels that
+    need no per-launch scratch memory, its C launch function itself, skipping the Python
+    wrapper (``CudaLauncher.__call__``) that only allocates that scratch and forwards; else
+    ``ck.run``.
 
     Why: the wrapper re-packs the ~90 arguments and builds two closures on every launch: 1.3-2.1
     us of a 14-24 us replayed call at 4096x128 on the H200's host (host_cost.py, side by side,
@@ -322,10 +325,7 @@ def _raw_launcher(ck):
             and getattr(run, "profile_scratch_size", 1) == 0):
         return fn, (ck.function, run.launch_cooperative_grid, run.launch_pdl, None, None,
                     ck.packed_metadata, None, None, None)
-    return _replay_launcher_of(ck)
-
-
-_replay_launcher_of = _replay.launcher_of
+    return run, (ck.function, ck.packed_metadata, None, None, None)
 
 
 def _triton_version() -> tuple:
@@ -362,4 +362,3 @@ _RAW_LAUNCH = _triton_version() == (3, 6)
 
 if _DIRECT:
     _replay._gate = _replay_allowed
-    _replay.launcher_of = _raw_launcher
