@@ -10,6 +10,8 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True,
      "GROUP": 8}
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 32}
+    {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True,
+     "SPLIT": 2}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -22,6 +24,9 @@ carry from the summaries earlier spans publish (decoupled look-back).
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
 time-major buffers. ``GROUP`` (optional, 4 or 8, default 4; 8 only with ``TWO_LEVEL``): steps a
 thread in the two-level tile.
+``SPLIT`` (optional, 1, 2, 4 or 8, default 1; two-level row blocks only): each row of the input
+on SPLIT of the tile's BLOCK_N rows, so on SPLIT warps, which scan consecutive chunks of it at
+once (BLOCK_N / SPLIT rows a program).
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -98,6 +103,7 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 # (94.7); GAE 131072x256 1x256/w1 113.8 (130.4); V-trace 65536x128 4x128/w2 40.3 (45.4). fp32
 # lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
 GROUPS = (4, 8)
+SPLITS = (1, 2, 4, 8)
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
                  ("row_block", 1, 512, 1, None), ("row_block", 1, 1024, 1, None),
@@ -171,6 +177,13 @@ def validate(config) -> Dict:
                              f"warp (BLOCK_N*min(BLOCK_T/GROUP, 32) >= 32*num_warps) and no "
                              f"look-back; got {label(out)}")
         out["TWO_LEVEL"] = True
+    split = config.get("SPLIT", 1)
+    if split not in SPLITS or isinstance(split, bool) or (split != 1 and not (
+            two and strategy == "row_block" and bn % split == 0)):
+        raise ValueError(f"SPLIT={split!r}; expected one of {SPLITS}, above 1 only for a "
+                         f"two-level row block whose BLOCK_N it divides")
+    if split != 1:
+        out["SPLIT"] = split
     regs = config.get("maxnreg")
     if regs is not None:
         if regs not in MAXNREG or isinstance(regs, bool):
@@ -180,9 +193,9 @@ def validate(config) -> Dict:
 
 
 def label(config: Dict) -> str:
-    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32`` (rows
-    x steps per program, warps, stages, chunks per span, two-level scan, its group size when not
-    4, register cap)."""
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32``,
+    ``row_block/2x1024/w2/s1/2l/sp2`` (tile rows x steps, warps, stages, chunks per span,
+    two-level scan, its group size when not 4, tile rows a row when not 1, register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
@@ -191,6 +204,8 @@ def label(config: Dict) -> str:
         out += "/2l"
     if config.get("GROUP", 4) != 4:
         out += f"/g{config['GROUP']}"
+    if config.get("SPLIT", 1) != 1:
+        out += f"/sp{config['SPLIT']}"
     if config.get("maxnreg"):
         out += f"/r{config['maxnreg']}"
     return out
