@@ -104,6 +104,16 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 # lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
 GROUPS = (4, 8)
 SPLITS = (1, 2, 4, 8)
+# Two-level row blocks that spread each row over SPLIT warps (BN = SPLIT tile rows, one input
+# row a program), for rows too few to fill the GPU one warp a row. H200, fp32, against the best
+# one-warp tile (compare_configs.py): V-trace 1024x8192 2x128/w2/sp2 55.9 us vs 61.9
+# (1x512/w1), 256x8192 4x512/w4/sp4 22.6 vs 40.7; discounted returns 128x16384 8x1024/w8/sp8
+# 13.0 vs 37.2 (1x2048/w8 without the two-level scan: 16.3), 256x8192 4x1024/w4/sp4 12.7 vs
+# 20.6; GAE 256x8192 4x512/w4/sp4 19.0 vs 24.2. Where a warp a row fills the GPU they lose
+# (discounted returns 1024x8192 2x512/w2/sp2 32.6 vs 31.2, GAE 2x128/w2/sp2 49.1 vs 46.9).
+_SPLIT_ROWS = ((2, 128, 2, 2), (2, 512, 2, 2), (4, 512, 4, 4), (4, 1024, 4, 4),
+               (8, 1024, 8, 8))                      # (BN, BT, warps, SPLIT)
+_SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
                  ("row_block", 1, 512, 1, None), ("row_block", 1, 1024, 1, None),
@@ -253,7 +263,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     Backward estimators on time-last buffers also measure the two-level scan of every tile
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
-    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); with 16-bit
+    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); for 64 to
+    2048 rows, two-level tiles that spread a row over warps (``_SPLIT_ROWS``); with 16-bit
     inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
@@ -276,6 +287,14 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
             if two_level_fits(c) and label(c) not in seen:
                 seen.add(label(c))
                 out.append(validate(c))
+        if _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]:
+            for bn, bt, warps, split in _SPLIT_ROWS:
+                if bt * split < T:               # at least two walks of the split row
+                    c = validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
+                                  "num_warps": warps, "num_stages": 1, "TWO_LEVEL": True,
+                                  "SPLIT": split})
+                    seen.add(label(c))
+                    out.append(c)
         if dtype in ("bfloat16", "float16"):
             for c in _fit(N, T, _GROUP8_16BIT):
                 c = dict(c, TWO_LEVEL=True, GROUP=8)

@@ -107,7 +107,7 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr, E: tl.constex
     both warps, and the gathers paid shared-memory round trips (PTX: 11 bar.sync a chunk; 48 ->
     40 registers for discounted returns, ptxas sm_90). BN comes before Q so that a tile's
     warps go to its rows: as [G, Q, BN, E], 2x1024/w2 split each row's parts over both warps
-    (PTX: 53 bar.sync; none now). Triton's reverse scan moves every element
+    (PTX of the kernel: 53 bar.sync; 8 now). Triton's reverse scan moves every element
     across lanes before and after a forward scan (PTX, 2x128/w2: 33 shuffles vs 17 for the
     forward scan); here each thread composes its E steps in registers, the later groups of a
     part are composed by shuffles toward lower lanes (Hillis-Steele as gathers), the later parts
@@ -367,7 +367,8 @@ def _split_entering(a, b, c, SPLIT: tl.constexpr, ROWS: tl.constexpr):
     """[BN]: the value entering each tile row's chunk when every row of the input lies on
     SPLIT consecutive tile rows (chunk j on row j, later chunks on later rows) and ``c`` enters
     the last of them: row j receives what row j + 1 leaves, (a, b) being each row's chunk
-    composed (a backward scan; SPLIT tile rows are SPLIT warps, so this crosses warps once)."""
+    composed (a backward scan). The tile rows lie on different warps: this goes through shared
+    memory (PTX, 2x1024/w2: 12 more bar.sync a kernel than unsplit)."""
     a2 = tl.reshape(a, [ROWS, SPLIT])
     b2 = tl.reshape(b, [ROWS, SPLIT])
     o_s = tl.arange(0, SPLIT)[None, :]
@@ -450,7 +451,7 @@ def fused_scan_kernel(
     SPLIT (row block, two-level): each row spread over SPLIT of the tile's BN rows (so over
     SPLIT warps), tile row j taking chunk j of every SPLIT consecutive chunks; after the scan the
     values entering them are composed across those rows (``_split_entering``), so one program
-    walks a row in T / (SPLIT * BLOCK_T) steps with SPLIT warps in flight."""
+    walks a row in T / (SPLIT * BLOCK_T) iterations with SPLIT warps in flight."""
     GROUPS: tl.constexpr = (32 if BLOCK_T >= 32 * GROUP else
                             (BLOCK_T // GROUP if BLOCK_T >= GROUP else 1))
     PARTS: tl.constexpr = BLOCK_T // (GROUP * GROUPS) if TWO_LEVEL else 1
@@ -469,7 +470,7 @@ def fused_scan_kernel(
         o_n = i_n * BLOCK_N + o_v
     m_n = o_n < N
     m_r = _rows(m_n, TWO_LEVEL)
-    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, 1, BN, 1]
+    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, BN, 1, 1]
     if TWO_LEVEL:
         o_e = tl.arange(0, GROUP)[None, None, None, :]      # step within a group
         o_p = ((tl.arange(0, PARTS)[None, None, :, None] * GROUPS
@@ -478,7 +479,7 @@ def fused_scan_kernel(
         o_p = tl.arange(0, BLOCK_T)[None, :]                # [1, BT] lanes, ascending time
     # the lane a chunk ends on in scan order: its value is the carry into the next chunk
     P_END: tl.constexpr = 0 if REVERSE and not DESCEND else BLOCK_T - 1
-    # lanes in time: a tile row's chunk lies SPLIT-row-index chunks into the iteration's steps
+    # lanes in time: tile row j of a split row starts j chunks into the iteration's steps
     o_t = o_p
     if SPLIT > 1:
         o_t = o_p + _rows((o_v % SPLIT) * BLOCK_T, TWO_LEVEL)
