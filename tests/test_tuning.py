@@ -934,7 +934,8 @@ def test_ncu_targets_takes_only_the_profiled_variants(capsys):
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, candidates that failed, and how
-    many winners scan in two levels, run under a register cap or take groups of 8 steps."""
+    many winners scan in two levels, run under a register cap, take groups of 8 steps or spread
+    a row over warps."""
     def entry(rows, us, floor, heur, failed=False, **extra):
         timings = {"row_block/1x128/w1/s1": us}
         if failed:
@@ -949,13 +950,15 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
                                           entry([4096, 8191], 30.0, 24.0, 30.0,
                                                 TWO_LEVEL=True, maxnreg=32),
                                           entry([8192, 16383], 60.0, 40.0, 60.0,
-                                                TWO_LEVEL=True, GROUP=8)]}}}
+                                                TWO_LEVEL=True, GROUP=8),
+                                          entry([128, 255], 9.0, 3.0, 9.0, TWO_LEVEL=True,
+                                                BLOCK_N=2, num_warps=2, SPLIT=2)]}}}
     text = _benchmark_script("tune_report").report(db, seconds=12)
-    assert "3 buckets, 4 candidate runs, **12 s**" in text
+    assert "4 buckets, 5 candidate runs, **12 s**" in text
     assert "chunked/1x256/w2/s1/c1 in 1 buckets" in text
-    # gains 2, 1, 1: geomean 2^(1/3) = 1.26; worst big-floor bucket 60/40 = 1.50x
-    assert "| float32 | time_last | 3 | 1.26× | 2.00× | 0 |" in text
+    # gains 2, 1, 1, 1: geomean 2^(1/4) = 1.19; worst big-floor bucket 60/40 = 1.50x
+    assert "| float32 | time_last | 4 | 1.19× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
-    assert text.count("| gae | float32 | time_last |") == 3
-    assert ("(`/2l`): row_block 2; under a register cap (`/rN`): r32 1; with groups of 8 steps "
-            "a thread (`/g8`): float32 1." in text)
+    assert text.count("| gae | float32 | time_last |") == 4
+    assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 steps "
+            "a thread (`/g8`): float32 1; with a row over several warps (`/spN`): sp2 1." in text)
