@@ -5,9 +5,9 @@ compare strategies and tiles before they enter the tuner's candidate space.
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
 A config is ``heuristic`` (the built-in one) or
-``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:rREGS]`` (``2l``: the two-level
-backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4 or 8; ``rREGS``: ``maxnreg``,
-the register cap).
+``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP][:spSPLIT]][:rREGS]`` (``2l``: the
+two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4 or 8; ``spSPLIT``: tile
+rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two.
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
@@ -33,6 +33,9 @@ def parse_config(text: str):
     regs = None
     if len(parts) > 3 and parts[-1].startswith("r"):
         regs, parts = parts[-1], parts[:-1]
+    split = None
+    if len(parts) > 4 and parts[-1].startswith("sp"):
+        split, parts = parts[-1], parts[:-1]
     group = None
     if len(parts) > 4 and parts[-1].startswith("g"):
         group, parts = parts[-1], parts[:-1]
@@ -54,10 +57,12 @@ def parse_config(text: str):
             cfg["maxnreg"] = int(regs[1:])
         if group is not None:
             cfg["GROUP"] = int(group[1:])
+        if split is not None:
+            cfg["SPLIT"] = int(split[2:])
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
             f"config {text!r}: expected heuristic or "
-            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:rREGS]") from None
+            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP][:spSPLIT]][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:

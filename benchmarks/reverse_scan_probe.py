@@ -3,7 +3,7 @@ standalone row-block kernels (no prefetch, no estimator), to see what the scan i
 
 * ``rev``: ``tl.associative_scan(reverse=True)`` over [BN, BT] chunks (the plain backward scan),
 * ``fwd``: the forward scan on the same bytes (a wrong answer; only its cost matters),
-* ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [G, Q, BN, 4] chunks,
+* ``two``: the shipped two-level scan (``scan._suffix_two_level``) on [G, BN, Q, 4] chunks,
 * ``wide``: a rejected two-level variant for rows spread over W warps (1 × 128W tiles): each
   warp's 128 steps as in ``two``, then a reverse scan of the W warps' totals. (The timings in the
   results file were taken with an earlier form that composed the warps' totals from the groups'
@@ -50,23 +50,23 @@ def plain_kernel(A, B, X, N, T, MODE: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK
 
 @triton.jit
 def two_level_kernel(A, B, X, N, T, BLOCK_N: tl.constexpr, G: tl.constexpr, Q: tl.constexpr):
-    # the shipped two-level scan on [G, Q, BN, 4] chunks of Q*G*4 steps
+    # the shipped two-level scan on [G, BN, Q, 4] chunks of Q*G*4 steps
     BT: tl.constexpr = Q * G * 4
     o_n = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     o_e = tl.arange(0, 4)[None, None, None, :]
-    o_p = (tl.arange(0, Q)[None, :, None, None] * G + tl.arange(0, G)[:, None, None, None]) * 4 \
+    o_p = (tl.arange(0, Q)[None, None, :, None] * G + tl.arange(0, G)[:, None, None, None]) * 4 \
         + o_e
-    r = o_n.to(tl.int64)[None, None, :, None] * T
+    r = o_n.to(tl.int64)[None, :, None, None] * T
     carry = tl.zeros([BLOCK_N], tl.float32)
     for i_c in range(tl.cdiv(T, BT)):
         t = T - (i_c + 1) * BT + o_p
-        m = (t >= 0) & (o_n[None, None, :, None] < N)
+        m = (t >= 0) & (o_n[None, :, None, None] < N)
         a = tl.load(A + r + t, mask=m, other=1.0)
         b = tl.load(B + r + t, mask=m, other=0.0)
         s_a, s_b, _, _ = _suffix_two_level(a, b, o_e, G, Q, 4)
-        x = _apply(s_a, s_b, carry[None, None, :, None])
+        x = _apply(s_a, s_b, carry[None, :, None, None])
         tl.store(X + r + t, x, mask=m)
-        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 1), 0)
+        carry = tl.sum(tl.sum(tl.sum(tl.where(o_p == 0, x, 0.0), 3), 2), 0)
 
 
 @triton.jit

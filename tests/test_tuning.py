@@ -485,7 +485,7 @@ def test_candidate_spaces_obey_the_rules(layout):
             assert bn & (bn - 1) == 0 and bt & (bt - 1) == 0 and bn * bt <= 16384
             # time-major tiles of 128 rows a warp keep 4 or 8 steps a thread in registers
             assert min(4 if layout == "time_major" else 16, tp) <= bt <= tp
-            assert bn <= C.next_pow2(N)
+            assert bn // c.get("SPLIT", 1) <= C.next_pow2(N)     # rows of the input
             assert c["num_warps"] in (1, 2, 4, 8) and c["num_stages"] in (1, 2, 3)
 
 
@@ -583,6 +583,34 @@ def test_validate_group_of_8_steps_only_with_two_level_tiles_that_fill_their_war
                      (dict(ok, BLOCK_N=1, BLOCK_T=4, num_warps=1), "GROUP to 1024")]:
         with pytest.raises(ValueError, match=why):
             C.validate(bad)
+
+
+def test_validate_split_rows_only_for_two_level_row_blocks_it_divides():
+    ok = {"BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True, "SPLIT": 2}
+    assert C.validate(ok)["SPLIT"] == 2
+    assert C.label(C.validate(ok)) == "row_block/2x1024/w2/s1/2l/sp2"
+    assert "SPLIT" not in C.validate(dict(ok, SPLIT=1))     # the default is not spelled out
+    for bad in (dict(ok, TWO_LEVEL=False), dict(ok, SPLIT=4), dict(ok, SPLIT=3),
+                dict(ok, SPLIT=True), dict(ok, strategy="chunked", CHUNKS_PER_SPAN=1)):
+        with pytest.raises(ValueError, match="SPLIT="):
+            C.validate(bad)
+
+
+def test_split_row_candidates_for_few_long_rows_of_backward_time_last_calls_only():
+    """Tiles that spread a row over warps are measured for backward estimators in time-last
+    buffers with 64 to 2048 rows, where a row is longer than one walk of the tile."""
+    for N, T in SHAPES:
+        for est in ("gae", "vtrace", "eligibility_traces"):
+            for layout in C.LAYOUTS:
+                split = [c for c in C.candidates(est, N, T, layout, "bfloat16")
+                         if c.get("SPLIT")]
+                if est in C.BACKWARD and layout == "time_last" and 64 <= N <= 2048:
+                    assert all(c["TWO_LEVEL"] and c["strategy"] == "row_block"
+                               and c["BLOCK_T"] * c["SPLIT"] < T for c in split), (est, N, T)
+                else:
+                    assert not split, (est, N, T, layout)
+    labels = {C.label(c) for c in C.candidates("vtrace", 1024, 8192, "time_last", "float32")}
+    assert {"row_block/2x128/w2/s1/2l/sp2", "row_block/4x512/w4/s1/2l/sp4"} <= labels
 
 
 def test_groups_of_8_are_candidates_for_16_bit_backward_time_last_calls_only():
@@ -906,7 +934,8 @@ def test_ncu_targets_takes_only_the_profiled_variants(capsys):
 def test_tune_report_summarises_gains_floors_and_failed_candidates():
     """benchmarks/tune_report.py (how tune_h200.md is made): geomean of heuristic ÷ tuned per
     dtype and layout, the worst bucket among floors >= 20 us, candidates that failed, and how
-    many winners scan in two levels, run under a register cap or take groups of 8 steps."""
+    many winners scan in two levels, run under a register cap, take groups of 8 steps or spread
+    a row over warps."""
     def entry(rows, us, floor, heur, failed=False, **extra):
         timings = {"row_block/1x128/w1/s1": us}
         if failed:
@@ -921,13 +950,15 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
                                           entry([4096, 8191], 30.0, 24.0, 30.0,
                                                 TWO_LEVEL=True, maxnreg=32),
                                           entry([8192, 16383], 60.0, 40.0, 60.0,
-                                                TWO_LEVEL=True, GROUP=8)]}}}
+                                                TWO_LEVEL=True, GROUP=8),
+                                          entry([128, 255], 9.0, 3.0, 9.0, TWO_LEVEL=True,
+                                                BLOCK_N=2, num_warps=2, SPLIT=2)]}}}
     text = _benchmark_script("tune_report").report(db, seconds=12)
-    assert "3 buckets, 4 candidate runs, **12 s**" in text
+    assert "4 buckets, 5 candidate runs, **12 s**" in text
     assert "chunked/1x256/w2/s1/c1 in 1 buckets" in text
-    # gains 2, 1, 1: geomean 2^(1/3) = 1.26; worst big-floor bucket 60/40 = 1.50x
-    assert "| float32 | time_last | 3 | 1.26× | 2.00× | 0 |" in text
+    # gains 2, 1, 1, 1: geomean 2^(1/4) = 1.19; worst big-floor bucket 60/40 = 1.50x
+    assert "| float32 | time_last | 4 | 1.19× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
-    assert text.count("| gae | float32 | time_last |") == 3
-    assert ("(`/2l`): row_block 2; under a register cap (`/rN`): r32 1; with groups of 8 steps "
-            "a thread (`/g8`): float32 1." in text)
+    assert text.count("| gae | float32 | time_last |") == 4
+    assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 steps "
+            "a thread (`/g8`): float32 1; with a row over several warps (`/spN`): sp2 1." in text)

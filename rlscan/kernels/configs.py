@@ -10,6 +10,8 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True,
      "GROUP": 8}
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 32}
+    {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True,
+     "SPLIT": 2}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -22,6 +24,9 @@ carry from the summaries earlier spans publish (decoupled look-back).
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
 time-major buffers. ``GROUP`` (optional, 4 or 8, default 4; 8 only with ``TWO_LEVEL``): steps a
 thread in the two-level tile.
+``SPLIT`` (optional, 1, 2, 4 or 8, default 1; two-level row blocks only): each row of the input
+on SPLIT of the tile's BLOCK_N rows, so on SPLIT warps, which scan consecutive chunks of it at
+once (BLOCK_N / SPLIT rows a program).
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -98,6 +103,17 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 # (94.7); GAE 131072x256 1x256/w1 113.8 (130.4); V-trace 65536x128 4x128/w2 40.3 (45.4). fp32
 # lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
 GROUPS = (4, 8)
+SPLITS = (1, 2, 4, 8)
+# Two-level row blocks that spread each row over SPLIT warps (BN = SPLIT tile rows, one input
+# row a program), for rows too few to fill the GPU one warp a row. H200, fp32, against the best
+# one-warp tile (compare_configs.py): V-trace 1024x8192 2x128/w2/sp2 55.9 us vs 61.9
+# (1x512/w1), 256x8192 4x512/w4/sp4 22.6 vs 40.7; discounted returns 128x16384 8x1024/w8/sp8
+# 13.0 vs 37.2 (1x2048/w8 without the two-level scan: 16.3), 256x8192 4x1024/w4/sp4 12.7 vs
+# 20.6; GAE 256x8192 4x512/w4/sp4 19.0 vs 24.2. Where a warp a row fills the GPU they lose
+# (discounted returns 1024x8192 2x512/w2/sp2 32.6 vs 31.2, GAE 2x128/w2/sp2 49.1 vs 46.9).
+_SPLIT_ROWS = ((2, 128, 2, 2), (2, 512, 2, 2), (4, 512, 4, 4), (4, 1024, 4, 4),
+               (8, 1024, 8, 8))                      # (BN, BT, warps, SPLIT)
+_SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
                  ("row_block", 1, 512, 1, None), ("row_block", 1, 1024, 1, None),
@@ -171,6 +187,13 @@ def validate(config) -> Dict:
                              f"warp (BLOCK_N*min(BLOCK_T/GROUP, 32) >= 32*num_warps) and no "
                              f"look-back; got {label(out)}")
         out["TWO_LEVEL"] = True
+    split = config.get("SPLIT", 1)
+    if split not in SPLITS or isinstance(split, bool) or (split != 1 and not (
+            two and strategy == "row_block" and bn % split == 0)):
+        raise ValueError(f"SPLIT={split!r}; expected one of {SPLITS}, above 1 only for a "
+                         f"two-level row block whose BLOCK_N it divides")
+    if split != 1:
+        out["SPLIT"] = split
     regs = config.get("maxnreg")
     if regs is not None:
         if regs not in MAXNREG or isinstance(regs, bool):
@@ -180,9 +203,9 @@ def validate(config) -> Dict:
 
 
 def label(config: Dict) -> str:
-    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32`` (rows
-    x steps per program, warps, stages, chunks per span, two-level scan, its group size when not
-    4, register cap)."""
+    """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32``,
+    ``row_block/2x1024/w2/s1/2l/sp2`` (tile rows x steps, warps, stages, chunks per span,
+    two-level scan, its group size when not 4, tile rows a row when not 1, register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
@@ -191,6 +214,8 @@ def label(config: Dict) -> str:
         out += "/2l"
     if config.get("GROUP", 4) != 4:
         out += f"/g{config['GROUP']}"
+    if config.get("SPLIT", 1) != 1:
+        out += f"/sp{config['SPLIT']}"
     if config.get("maxnreg"):
         out += f"/r{config['maxnreg']}"
     return out
@@ -238,7 +263,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     Backward estimators on time-last buffers also measure the two-level scan of every tile
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
-    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); with 16-bit
+    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); for 64 to
+    2048 rows, two-level tiles that spread a row over warps (``_SPLIT_ROWS``); with 16-bit
     inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
@@ -261,6 +287,14 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
             if two_level_fits(c) and label(c) not in seen:
                 seen.add(label(c))
                 out.append(validate(c))
+        if _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]:
+            for bn, bt, warps, split in _SPLIT_ROWS:
+                if bt * split < T:               # at least two walks of the split row
+                    c = validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
+                                  "num_warps": warps, "num_stages": 1, "TWO_LEVEL": True,
+                                  "SPLIT": split})
+                    seen.add(label(c))
+                    out.append(c)
         if dtype in ("bfloat16", "float16"):
             for c in _fit(N, T, _GROUP8_16BIT):
                 c = dict(c, TWO_LEVEL=True, GROUP=8)

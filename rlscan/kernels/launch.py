@@ -202,11 +202,14 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
-    block = (int(_PREFETCH and per_span > 1), int(gather), int(two_level), group, int(descend),
-             contig, bn, bt)
+    # a row block's rows spread over SPLIT tile rows (two-level only: configs.py)
+    split = cfg.get("SPLIT", 1) if two_level and strategy == "row_block" else 1
+    block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
+             int(descend), contig, split, bn, bt)
     spec += (pb.N, pb.T, per_span, K)
     if strategy == "row_block":
-        _run(fused_scan_kernel, (row_progs, 1), *_workspace(args, objs, (d, d, d), 1, tail),
+        _run(fused_scan_kernel, (_cdiv(pb.N, bn // split), 1),
+             *_workspace(args, objs, (d, d, d), 1, tail),
              consts + (0, 0) + block, options, spec)
         return
     if strategy == "lookback":
@@ -241,7 +244,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
                "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "GROUP", "DESCEND", "CONTIG_ROWS",
-               "BLOCK_N", "BLOCK_T")
+               "SPLIT", "BLOCK_N", "BLOCK_T")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
 # (kernel, device, constexprs, options, argument specialisation) -> (launch function, its
 # leading arguments, CompiledKernel): see _launcher_of

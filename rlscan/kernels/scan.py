@@ -70,9 +70,9 @@ def _combine_next(a_l, b_l, na_l, nb_l, a_r, b_r, na_r, nb_r):
 
 @triton.jit
 def _rows(v, TWO_LEVEL: tl.constexpr):
-    # a per-row [BN] value broadcastable against the chunk tile ([BN, BT] or [G, Q, BN, E])
+    # a per-row [BN] value broadcastable against the chunk tile ([BN, BT] or [G, BN, Q, E])
     if TWO_LEVEL:
-        out = v[None, None, :, None]
+        out = v[None, :, None, None]
     else:
         out = v[:, None]
     return out
@@ -82,7 +82,7 @@ def _rows(v, TWO_LEVEL: tl.constexpr):
 def _at(x, lane, TWO_LEVEL: tl.constexpr):
     # [BN]: x at the one lane of each row where ``lane`` holds (exact: the rest add zeros)
     if TWO_LEVEL:
-        out = tl.sum(tl.sum(tl.sum(tl.where(lane, x, 0.0), 3), 1), 0)
+        out = tl.sum(tl.sum(tl.sum(tl.where(lane, x, 0.0), 3), 2), 0)
     else:
         out = tl.sum(tl.where(lane, x, 0.0), 1)
     return out
@@ -90,14 +90,14 @@ def _at(x, lane, TWO_LEVEL: tl.constexpr):
 
 @triton.jit
 def _step(x, o_e, k):
-    # [G, Q, BN]: step k of every group of a [G, Q, BN, E] tile (axis 3 lies in one thread)
+    # [G, BN, Q]: step k of every group of a [G, BN, Q, E] tile (axis 3 lies in one thread)
     return tl.sum(tl.where(o_e == k, x, 0.0), 3)
 
 
 @triton.jit
 def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr, E: tl.constexpr):
     """``associative_scan((a, b), 1, _combine, reverse=True)`` over a chunk held as a
-    [G, Q, BN, E] tile: Q parts of G groups of E (4 or 8) contiguous steps, a group's steps in
+    [G, BN, Q, E] tile: Q parts of G groups of E (4 or 8) contiguous steps, a group's steps in
     one thread, a row's G groups on G lanes of one warp, the Q <= 8 parts in that thread's
     registers (so a warp covers up to 1024 steps of a row without talking to other warps).
     Groups of 8 give bf16 loads of 16 bytes a thread (H200, bf16 discounted returns 65536x128:
@@ -105,13 +105,15 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr, E: tl.constex
     because triton 3.6 lays a load's equally non-contiguous dimensions onto lanes in index
     order: as [Q, BN, G, 4], a 2x128/w2 tile put its 2 rows on lanes and split the groups over
     both warps, and the gathers paid shared-memory round trips (PTX: 11 bar.sync a chunk; 48 ->
-    40 registers for discounted returns, ptxas sm_90). Triton's reverse scan moves every element
+    40 registers for discounted returns, ptxas sm_90). BN comes before Q so that a tile's
+    warps go to its rows: as [G, Q, BN, E], 2x1024/w2 split each row's parts over both warps
+    (PTX of the kernel: 53 bar.sync; 8 now). Triton's reverse scan moves every element
     across lanes before and after a forward scan (PTX, 2x128/w2: 33 shuffles vs 17 for the
     forward scan); here each thread composes its E steps in registers, the later groups of a
     part are composed by shuffles toward lower lanes (Hillis-Steele as gathers), the later parts
     in registers, and one combine per step completes it.
     Returns the suffix (s_a, s_b) and, per group, the composition of every later step of the
-    chunk (e_a, e_b, [G, Q, BN, 1]): what carries the value entering the chunk to the group's
+    chunk (e_a, e_b, [G, BN, Q, 1]): what carries the value entering the chunk to the group's
     last step's successor."""
     c_a = _step(a, o_e, E - 1)
     c_b = _step(b, o_e, E - 1)
@@ -141,16 +143,16 @@ def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr, E: tl.constex
         p_a, p_b = _combine(e_a, e_b, c_a, c_b)
         p_a = tl.gather(p_a, zi, 0)
         p_b = tl.gather(p_b, zi, 0)
-        o_q = tl.arange(0, Q)[None, :, None]
+        o_q = tl.arange(0, Q)[None, None, :]
         l_a = tl.full(c_a.shape, 1.0, tl.float32)      # parts q+1 .. Q-1, for part q
         l_b = tl.zeros(c_a.shape, tl.float32)
-        acc_a = tl.sum(tl.where(o_q == Q - 1, p_a, 0.0), 1)
-        acc_b = tl.sum(tl.where(o_q == Q - 1, p_b, 0.0), 1)
+        acc_a = tl.sum(tl.where(o_q == Q - 1, p_a, 0.0), 2)
+        acc_b = tl.sum(tl.where(o_q == Q - 1, p_b, 0.0), 2)
         for q in tl.static_range(Q - 2, -1, -1):
-            l_a = tl.where(o_q == q, acc_a[:, None, :], l_a)
-            l_b = tl.where(o_q == q, acc_b[:, None, :], l_b)
-            acc_a, acc_b = _combine(acc_a, acc_b, tl.sum(tl.where(o_q == q, p_a, 0.0), 1),
-                                    tl.sum(tl.where(o_q == q, p_b, 0.0), 1))
+            l_a = tl.where(o_q == q, acc_a[:, :, None], l_a)
+            l_b = tl.where(o_q == q, acc_b[:, :, None], l_b)
+            acc_a, acc_b = _combine(acc_a, acc_b, tl.sum(tl.where(o_q == q, p_a, 0.0), 2),
+                                    tl.sum(tl.where(o_q == q, p_b, 0.0), 2))
         e_a, e_b = _combine(l_a, l_b, e_a, e_b)
     e_a = e_a[:, :, :, None]
     e_b = e_b[:, :, :, None]
@@ -207,7 +209,7 @@ def _tile(i_c, T, o_p, m_r, REVERSE: tl.constexpr, DESCEND: tl.constexpr,
           BLOCK_T: tl.constexpr):
     # times and mask of chunk i_c, counted from the boundary, lanes in ascending time (in
     # descending time with DESCEND); the tile shape is m_r's with o_p's lanes ([BN, BT] or
-    # [G, Q, BN, E])
+    # [G, BN, Q, E])
     if DESCEND:
         t = T - 1 - i_c * BLOCK_T - o_p
     elif REVERSE:
@@ -361,6 +363,34 @@ def _lookback(AGG, INC, base, i_s, m_n, BLOCK_N: tl.constexpr, WINDOW: tl.conste
 
 
 @triton.jit
+def _split_entering(a, b, c, SPLIT: tl.constexpr, ROWS: tl.constexpr):
+    """[BN]: the value entering each tile row's chunk when every row of the input lies on
+    SPLIT consecutive tile rows (chunk j on row j, later chunks on later rows) and ``c`` enters
+    the last of them: row j receives what row j + 1 leaves, (a, b) being each row's chunk
+    composed (a backward scan). The tile rows lie on different warps: this goes through shared
+    memory (PTX, 2x1024/w2: 12 more bar.sync a kernel than unsplit)."""
+    a2 = tl.reshape(a, [ROWS, SPLIT])
+    b2 = tl.reshape(b, [ROWS, SPLIT])
+    o_s = tl.arange(0, SPLIT)[None, :]
+    ent = tl.reshape(c, [ROWS, SPLIT])
+    acc = tl.sum(tl.where(o_s == SPLIT - 1, ent, 0.0), 1)        # [ROWS]
+    for j in tl.static_range(SPLIT - 1, 0, -1):
+        acc = _apply(tl.sum(tl.where(o_s == j, a2, 0.0), 1),
+                     tl.sum(tl.where(o_s == j, b2, 0.0), 1), acc)
+        ent = tl.where(o_s == j - 1, acc[:, None], ent)
+    return tl.reshape(ent, [ROWS * SPLIT])
+
+
+@triton.jit
+def _split_first(x, SPLIT: tl.constexpr, ROWS: tl.constexpr):
+    # [BN]: on all SPLIT tile rows of an input row, the value its first tile row holds (what
+    # leaves the row's earliest chunk: the carry of its next iteration)
+    x2 = tl.reshape(x, [ROWS, SPLIT])
+    f = tl.sum(tl.where(tl.arange(0, SPLIT)[None, :] == 0, x2, 0.0), 1)
+    return tl.reshape(tl.broadcast_to(f[:, None], [ROWS, SPLIT]), [ROWS * SPLIT])
+
+
+@triton.jit
 def _fold_spans(WA, WB, base, n, m_n, x, FOLD: tl.constexpr):
     """``x`` carried through spans 0 .. n-1 of each row (summaries (WA, WB) in scan order, n <=
     FOLD): the chunked fix-up pass finding its own carry with one associative scan."""
@@ -398,8 +428,8 @@ def fused_scan_kernel(
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
     PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
-    GROUP: tl.constexpr, DESCEND: tl.constexpr, CONTIG_ROWS: tl.constexpr, BLOCK_N: tl.constexpr,
-    BLOCK_T: tl.constexpr,
+    GROUP: tl.constexpr, DESCEND: tl.constexpr, CONTIG_ROWS: tl.constexpr, SPLIT: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
     """PHASE 0: row block, each program walks whole rows. The other phases split every row into
     K spans of CHUNKS_PER_SPAN chunks, one program per (rows, span), ALGORITHMS.md §2.5:
@@ -412,32 +442,47 @@ def fused_scan_kernel(
     (inputs read once).
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
-    [G, Q, BN, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4 or 8)
+    [G, BN, Q, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4 or 8)
     contiguous steps, one a thread, Q = PARTS = BLOCK_T / EG parts in registers), scanned by
     ``_suffix_two_level``; GROUP is 4 without TWO_LEVEL.
     DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan.
     CONTIG_ROWS: bit i set when per-step input i (P0, P1, TERM, TRUNC, NV, X1, X2, G, L) has
-    row stride 1 in a [BN, BT] tile of BN >= 4 rows (``_offsets``)."""
+    row stride 1 in a [BN, BT] tile of BN >= 4 rows (``_offsets``).
+    SPLIT (row block, two-level): each row spread over SPLIT of the tile's BN rows (so over
+    SPLIT warps), tile row j taking chunk j of every SPLIT consecutive chunks; after the scan the
+    values entering them are composed across those rows (``_split_entering``), so one program
+    walks a row in T / (SPLIT * BLOCK_T) iterations with SPLIT warps in flight."""
     GROUPS: tl.constexpr = (32 if BLOCK_T >= 32 * GROUP else
                             (BLOCK_T // GROUP if BLOCK_T >= GROUP else 1))
     PARTS: tl.constexpr = BLOCK_T // (GROUP * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= GROUP))
     tl.static_assert(not DESCEND or (REVERSE and not TWO_LEVEL))
     tl.static_assert(CONTIG_ROWS == 0 or (not TWO_LEVEL and BLOCK_N >= 4))
+    tl.static_assert(SPLIT == 1 or (TWO_LEVEL and PHASE == 0 and BLOCK_N % SPLIT == 0))
+    ROWS: tl.constexpr = BLOCK_N // SPLIT                   # rows of the input a program
+    STEP: tl.constexpr = BLOCK_T * SPLIT                    # steps of a row an iteration
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
-    o_n = i_n * BLOCK_N + tl.arange(0, BLOCK_N)            # [BN]
+    o_v = tl.arange(0, BLOCK_N)                             # [BN] tile rows
+    if SPLIT > 1:
+        o_n = i_n * ROWS + o_v // SPLIT
+    else:
+        o_n = i_n * BLOCK_N + o_v
     m_n = o_n < N
     m_r = _rows(m_n, TWO_LEVEL)
-    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, 1, BN, 1]
+    r64 = _rows(o_n.to(tl.int64), TWO_LEVEL)               # [BN, 1] or [1, BN, 1, 1]
     if TWO_LEVEL:
         o_e = tl.arange(0, GROUP)[None, None, None, :]      # step within a group
-        o_p = ((tl.arange(0, PARTS)[None, :, None, None] * GROUPS
-                + tl.arange(0, GROUPS)[:, None, None, None]) * GROUP + o_e)   # [G, Q, 1, E]
+        o_p = ((tl.arange(0, PARTS)[None, None, :, None] * GROUPS
+                + tl.arange(0, GROUPS)[:, None, None, None]) * GROUP + o_e)   # [G, 1, Q, E]
     else:
         o_p = tl.arange(0, BLOCK_T)[None, :]                # [1, BT] lanes, ascending time
     # the lane a chunk ends on in scan order: its value is the carry into the next chunk
     P_END: tl.constexpr = 0 if REVERSE and not DESCEND else BLOCK_T - 1
+    # lanes in time: tile row j of a split row starts j chunks into the iteration's steps
+    o_t = o_p
+    if SPLIT > 1:
+        o_t = o_p + _rows((o_v % SPLIT) * BLOCK_T, TWO_LEVEL)
     # the scan runs toward the boundary: backward over ascending lanes, forward otherwise
     SCAN_REVERSE: tl.constexpr = REVERSE and not DESCEND
     # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
@@ -457,7 +502,7 @@ def fused_scan_kernel(
     if HAS_ROW1:
         d_prev = tl.load(ROW1 + o_n, mask=m_n, other=0) != 0
     c_lo = i_s * CHUNKS_PER_SPAN
-    c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, BLOCK_T))
+    c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, STEP))
     carry = init
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
@@ -469,18 +514,18 @@ def fused_scan_kernel(
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
     if PREFETCH:
-        t, m = _tile(c_lo, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
+        t, m = _tile(c_lo, T, o_t, m_r, REVERSE, DESCEND, STEP)
         q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 = _raw(
             P0, P1, TERM, TRUNC, NV, X1, X2, G, L, r64 * s0r, r64 * s1r, r64 * s2r,
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT, CONTIG_ROWS)
     for i_c in range(c_lo, c_hi):
-        t, m = _tile(i_c, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
+        t, m = _tile(i_c, T, o_t, m_r, REVERSE, DESCEND, STEP)
         if PREFETCH:
             # this chunk's loads were issued last iteration; issue the next chunk's now
             p0, p1, p1n, f0, f1, nvd, x1, x2, g, lam = q0, q1, q2, q3, q4, q5, q6, q7, q8, q9
-            t_f, m_f = _tile(i_c + 1, T, o_p, m_r, REVERSE, DESCEND, BLOCK_T)
+            t_f, m_f = _tile(i_c + 1, T, o_t, m_r, REVERSE, DESCEND, STEP)
             m_f = m_f & (t_f * 0 + i_c + 1 < c_hi)   # full-shape: the interpreter needs it
         else:
             t_f, m_f = t, m
@@ -567,7 +612,11 @@ def fused_scan_kernel(
                 carry = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
             tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
                                      tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
-        x = _apply(s_a, s_b, _rows(carry, TWO_LEVEL))
+        c_in = carry            # the value entering each tile row's chunk
+        if SPLIT > 1:
+            c_in = _split_entering(_at(s_a, o_p == P_END, TWO_LEVEL),
+                                   _at(s_b, o_p == P_END, TWO_LEVEL), carry, SPLIT, ROWS)
+        x = _apply(s_a, s_b, _rows(c_in, TWO_LEVEL))
 
         if PHASE != 1:
             if EST == 1:
@@ -580,7 +629,7 @@ def fused_scan_kernel(
                 if TWO_LEVEL:
                     # inside a group the next step is in the same thread; after a group's
                     # last step comes the value entering it from the later groups
-                    x_next = _apply(e_a, e_b, _rows(carry, TWO_LEVEL))
+                    x_next = _apply(e_a, e_b, _rows(c_in, TWO_LEVEL))
                     for k in tl.static_range(0, GROUP - 1):
                         x_next = tl.where(o_e == k, _step(x, o_e, k + 1)[:, :, :, None],
                                           x_next)
@@ -592,10 +641,10 @@ def fused_scan_kernel(
                     else:
                         src = tl.minimum(o_p + 1, BLOCK_T - 1)
                     x_next = tl.gather(x, src + tl.zeros([BLOCK_N, BLOCK_T], tl.int32), 1)
-                    x_next = tl.where(o_p == BLOCK_T - 1 - P_END, carry[:, None], x_next)
+                    x_next = tl.where(o_p == BLOCK_T - 1 - P_END, c_in[:, None], x_next)
                 else:
                     # (n is the identity at the last lane)
-                    x_next = _apply(n_a, n_b, carry[:, None])
+                    x_next = _apply(n_a, n_b, c_in[:, None])
                 vs_next = p1n + x_next
                 if PG_MIX:
                     w = lam * vs_next + (1.0 - lam) * vn
@@ -617,6 +666,8 @@ def fused_scan_kernel(
                          y1.to(O1.dtype.element_ty), mask=m)
         # the chunk's end lane composes the whole chunk (pad lanes are identities)
         carry = _at(x, o_p == P_END, TWO_LEVEL)
+        if SPLIT > 1:
+            carry = _split_first(carry, SPLIT, ROWS)
         if PHASE == 1:
             carry_a = _compose_a(_at(s_a, o_p == P_END, TWO_LEVEL), carry_a)
     if PHASE == 1:
