@@ -268,10 +268,10 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
                                                    split, monkeypatch):
     """SPLIT tile rows a row (each scans one of SPLIT consecutive chunks, then the values
     entering them are composed across the tile rows): the reference's results with a row count
-    no multiple of the rows a program, a last iteration whose earlier tile rows lie wholly
-    before step 0, episode ends on the steps either side of the tile rows' chunk edges, and
-    one row with none (every step reaches back across all of them). A forward scan under the
-    same config runs unsplit."""
+    no multiple of the rows a program, a last iteration whose earlier tile rows lie partly or
+    (SPLIT 8) wholly before step 0, episode ends on the steps either side of the tile rows'
+    chunk edges, and one row with none (every step reaches back across all of them). A forward
+    scan under the same config runs unsplit."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "SPLIT")
