@@ -450,8 +450,9 @@ def fused_scan_kernel(
     row stride 1 in a [BN, BT] tile of BN >= 4 rows (``_offsets``).
     SPLIT (row block, two-level): each row spread over SPLIT of the tile's BN rows (so over
     SPLIT warps), tile row j taking chunk j of every SPLIT consecutive chunks; after the scan the
-    values entering them are composed across those rows (``_split_entering``), so one program
-    walks a row in T / (SPLIT * BLOCK_T) iterations with SPLIT warps in flight."""
+    values entering them are composed across those rows (one input row a program and SPLIT > 2:
+    a scan across the warps; else ``_split_entering``), so one program walks a row in
+    T / (SPLIT * BLOCK_T) iterations with SPLIT warps in flight."""
     GROUPS: tl.constexpr = (32 if BLOCK_T >= 32 * GROUP else
                             (BLOCK_T // GROUP if BLOCK_T >= GROUP else 1))
     PARTS: tl.constexpr = BLOCK_T // (GROUP * GROUPS) if TWO_LEVEL else 1
@@ -613,7 +614,17 @@ def fused_scan_kernel(
             tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
                                      tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
         c_in = carry            # the value entering each tile row's chunk
-        if SPLIT > 1:
+        if SPLIT > 2 and ROWS == 1:
+            # one input row a program: scan the tile rows' summaries across the warps; the
+            # second composition leaves each row's own chunk out, so it is the value entering
+            # it (twelfth session: 4x256/w4/sp4 discounted returns 1024x8192 33.5 -> 27.3 µs,
+            # 8x512/w8/sp8 256x8192 18.5 -> 10.8 against _split_entering; at SPLIT 2 no gain)
+            f_a, f_b, e_sa, e_sb = tl.associative_scan(
+                (_at(s_a, o_p == P_END, TWO_LEVEL), _at(s_b, o_p == P_END, TWO_LEVEL),
+                 tl.full([BLOCK_N], 1.0, tl.float32), tl.zeros([BLOCK_N], tl.float32)), 0,
+                _combine_next, reverse=True)
+            c_in = _apply(e_sa, e_sb, carry)
+        elif SPLIT > 1:
             c_in = _split_entering(_at(s_a, o_p == P_END, TWO_LEVEL),
                                    _at(s_b, o_p == P_END, TWO_LEVEL), carry, SPLIT, ROWS)
         x = _apply(s_a, s_b, _rows(c_in, TWO_LEVEL))
@@ -664,10 +675,15 @@ def fused_scan_kernel(
             if EST == 1 or EST == 3:
                 tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
                          y1.to(O1.dtype.element_ty), mask=m)
-        # the chunk's end lane composes the whole chunk (pad lanes are identities)
-        carry = _at(x, o_p == P_END, TWO_LEVEL)
-        if SPLIT > 1:
-            carry = _split_first(carry, SPLIT, ROWS)
+        if SPLIT > 2 and ROWS == 1:
+            # what leaves the row's earliest chunk (tile row 0), on every tile row
+            carry = tl.sum(tl.where(o_v == 0, _apply(f_a, f_b, carry), 0.0), 0) + \
+                tl.zeros([BLOCK_N], tl.float32)
+        else:
+            # the chunk's end lane composes the whole chunk (pad lanes are identities)
+            carry = _at(x, o_p == P_END, TWO_LEVEL)
+            if SPLIT > 1:
+                carry = _split_first(carry, SPLIT, ROWS)
         if PHASE == 1:
             carry_a = _compose_a(_at(s_a, o_p == P_END, TWO_LEVEL), carry_a)
     if PHASE == 1:
