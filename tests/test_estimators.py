@@ -263,7 +263,8 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
 
 
 @pytest.mark.parametrize("block_n, block_t, split", [(8, 16, 2), (8, 16, 8), (2, 128, 2),
-                                                    (4, 32, 4), (8, 16, 4), (16, 16, 16)])
+                                                    (4, 32, 4), (8, 16, 4), (16, 16, 16),
+                                                    (32, 16, 32)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n, block_t,
                                                    split, monkeypatch):

@@ -43,7 +43,7 @@ LAYOUTS = ("time_last", "time_major")
 DTYPES = ("float32", "bfloat16", "float16")
 
 MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, BT] fp32 arrays
-NUM_WARPS = (1, 2, 4, 8, 16)   # 16: rows split over 16 warps (configs._SPLIT_ROWS)
+NUM_WARPS = (1, 2, 4, 8, 16, 32)   # 16, 32: rows split over that many warps (_SPLIT_ROWS)
 NUM_STAGES = (1, 2, 3)
 # 32 registers a thread: 64 warps an SM (full occupancy); 40: 48 warps; 48: 40; 64: 32
 MAXNREG = (32, 40, 48, 64)
@@ -103,7 +103,7 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 # (94.7); GAE 131072x256 1x256/w1 113.8 (130.4); V-trace 65536x128 4x128/w2 40.3 (45.4). fp32
 # lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
 GROUPS = (4, 8)
-SPLITS = (1, 2, 4, 8, 16)
+SPLITS = (1, 2, 4, 8, 16, 32)
 # Two-level row blocks that spread each row over SPLIT warps (BN = SPLIT tile rows, one input
 # row a program), for rows too few to fill the GPU one warp a row. H200, fp32, forced configs
 # (compare_configs.py, twelfth session, the exchange by a scan across warps for SPLIT > 2),
@@ -112,9 +112,11 @@ SPLITS = (1, 2, 4, 8, 16)
 # 128x16384 9.9 vs 13.0 (8x1024/w8/sp8); V-trace 1024x8192 4x256/w4/sp4 53.3 vs 55.5
 # (2x128/w2/sp2), 128x16384 16x256/w16/sp16 18.7 vs 24.1; GAE 256x8192 8x256/w8/sp8 12.6 vs
 # 15.1; Retrace 1024x8192 2x128/w2/sp2 52.9 vs 51.9 (1x512/w4). 2x512/w2, 4x512/w4, 4x1024/w4
-# and 8x512/w8 never came first there. Where a warp a row fills the GPU they lose.
-_SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 256, 8, 8), (8, 1024, 8, 8),
-               (16, 256, 16, 16), (16, 512, 16, 16))          # (BN, BT, warps, SPLIT)
+# and 8x512/w8 never came first there. Where a warp a row fills the GPU they lose. 8x128/w8,
+# 16x128/w16 and 32x256/w32 (more warps a row for 128-512 rows) are the tuner's to judge.
+_SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 128, 8, 8), (8, 256, 8, 8),
+               (8, 1024, 8, 8), (16, 128, 16, 16), (16, 256, 16, 16), (16, 512, 16, 16),
+               (32, 256, 32, 32))                               # (BN, BT, warps, SPLIT)
 _SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
