@@ -24,9 +24,9 @@ carry from the summaries earlier spans publish (decoupled look-back).
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
 time-major buffers. ``GROUP`` (optional, 4 or 8, default 4; 8 only with ``TWO_LEVEL``): steps a
 thread in the two-level tile.
-``SPLIT`` (optional, 1, 2, 4 or 8, default 1; two-level row blocks only): each row of the input
-on SPLIT of the tile's BLOCK_N rows, so on SPLIT warps, which scan consecutive chunks of it at
-once (BLOCK_N / SPLIT rows a program).
+``SPLIT`` (optional, 1, 2, 4, 8, 16 or 32, default 1; two-level row blocks only): each row of
+the input on SPLIT of the tile's BLOCK_N rows, so on SPLIT warps, which scan consecutive chunks
+of it at once (BLOCK_N / SPLIT rows a program).
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
