@@ -486,7 +486,7 @@ def test_candidate_spaces_obey_the_rules(layout):
             # time-major tiles of 128 rows a warp keep 4 or 8 steps a thread in registers
             assert min(4 if layout == "time_major" else 16, tp) <= bt <= tp
             assert bn // c.get("SPLIT", 1) <= C.next_pow2(N)     # rows of the input
-            # 16 warps only for a row spread over them
+            # 16 or 32 warps only for a row spread over them
             assert c["num_warps"] in (1, 2, 4, 8) or c["num_warps"] == c.get("SPLIT")
             assert c["num_stages"] in (1, 2, 3)
 
