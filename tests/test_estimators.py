@@ -262,21 +262,21 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
     assert taken and set(taken) == {int(two_level)}
 
 
-@pytest.mark.parametrize("block_n, block_t, split", [(8, 16, 2), (8, 16, 8), (2, 128, 2),
-                                                    (4, 32, 4), (8, 16, 4), (16, 16, 16),
-                                                    (32, 16, 32)])
+@pytest.mark.parametrize("block_n, block_t, split, group", [
+    (8, 16, 2, 4), (8, 16, 8, 4), (2, 128, 2, 4), (4, 32, 4, 4), (8, 16, 4, 4), (16, 16, 16, 4),
+    (32, 16, 32, 4), (8, 32, 8, 8), (4, 64, 2, 8)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n, block_t,
-                                                   split, monkeypatch):
+                                                   split, group, monkeypatch):
     """SPLIT tile rows a row (each scans one of SPLIT consecutive chunks, then the values
-    entering them are composed across the tile rows): the reference's results with a row count
-    no multiple of the rows a program, a last iteration whose earlier tile rows lie partly or
-    (SPLIT 8) wholly before step 0, episode ends on the steps either side of the tile rows'
-    chunk edges, and one row with none (every step reaches back across all of them). A forward
-    scan under the same config runs unsplit."""
+    entering them are composed across the tile rows; groups of 4 or 8 steps a thread): the
+    reference's results with a row count no multiple of the rows a program, a last iteration
+    whose earlier tile rows lie partly or (SPLIT 8) wholly before step 0, episode ends on the
+    steps either side of the tile rows' chunk edges, and one row with none (every step reaches
+    back across all of them). A forward scan under the same config runs unsplit."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    taken = record_constexprs(monkeypatch, "SPLIT")
+    taken = record_constexprs(monkeypatch, "SPLIT", "GROUP")
     step = split * block_t                         # steps of a row one iteration covers
     shape = (5, 2 * step + block_t + 3)
     kw, rk = make(est, shape, seed=31, gamma=0.999, lmbda=1.0)
@@ -287,12 +287,12 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
         kw["terminated"][1, t] = True              # last chunk's edge, an iteration's edge
         kw["truncated"][2, t] = True
     cfg = dict(strategy="row_block", BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
-               TWO_LEVEL=True, SPLIT=split)
+               TWO_LEVEL=True, GROUP=group, SPLIT=split)
     matches_reference_under(cfg, est, kw, rk, device, T=shape[-1])
-    assert taken and set(taken) == {split}
+    assert taken and set(taken) == {(split, group)}
     kw, rk = make("episodic_cumsum", (3, 40), seed=31)
     matches_reference_under(cfg, "episodic_cumsum", kw, rk, device, T=40)
-    assert taken[-1] == 1
+    assert taken[-1] == (1, 4)
 
 
 @pytest.mark.parametrize("strategy, block_n, block_t", [

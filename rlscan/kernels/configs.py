@@ -299,6 +299,12 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                                   "SPLIT": split})
                     seen.add(label(c))
                     out.append(c)
+                    # 16-bit inputs: the same in groups of 8 (16-byte loads a thread), where
+                    # each tile row still fills its warp (not yet measured: twelfth session)
+                    if dtype in ("bfloat16", "float16") and two_level_fits(dict(c, GROUP=8)):
+                        c = validate(dict(c, GROUP=8))
+                        seen.add(label(c))
+                        out.append(c)
         if dtype in ("bfloat16", "float16"):
             for c in _fit(N, T, _GROUP8_16BIT):
                 c = dict(c, TWO_LEVEL=True, GROUP=8)
