@@ -8,8 +8,9 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~450 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh probes       # host cost of a launch argument
-#                                              # (launch_cost_probe.py), host_cost.py (~1.5 min)
+#   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
+#                                              # host cost of a launch argument
+#                                              # (launch_cost_probe.py), host_cost.py (~3 min)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
@@ -46,6 +47,8 @@ probes)
   # what a launch argument costs on the host (before cutting the scan kernel's 47 + 22), then
   # where a replay's time goes
   export PYTHONPATH=/tmp/site:$R/benchmarks
+  # where a long-horizon call's device time goes: each launch alone, a stream, empty launches
+  timeout 150 python3 $R/benchmarks/phase_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py --constexprs 22 --counts 0,47 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/host_cost.py --shapes 4096x128,8x65536 2>&1 | grep -v "Warn\|_warn" ;;
