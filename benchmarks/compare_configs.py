@@ -5,7 +5,7 @@ compare strategies and tiles before they enter the tuner's candidate space.
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
 A config is ``heuristic`` (the built-in one) or
-``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP][:spSPLIT]][:rREGS]`` (``2l``: the
+``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:rREGS]`` (``2l``: the
 two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4 or 8; ``spSPLIT``: tile
 rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
@@ -34,7 +34,7 @@ def parse_config(text: str):
     if len(parts) > 3 and parts[-1].startswith("r"):
         regs, parts = parts[-1], parts[:-1]
     split = None
-    if len(parts) > 4 and parts[-1].startswith("sp"):
+    if len(parts) > 3 and parts[-1].startswith("sp"):
         split, parts = parts[-1], parts[:-1]
     group = None
     if len(parts) > 4 and parts[-1].startswith("g"):
@@ -62,7 +62,7 @@ def parse_config(text: str):
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
             f"config {text!r}: expected heuristic or "
-            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP][:spSPLIT]][:rREGS]") from None
+            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:

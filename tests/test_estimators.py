@@ -273,7 +273,8 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
     reference's results with a row count no multiple of the rows a program, a last iteration
     whose earlier tile rows lie partly or (SPLIT 8) wholly before step 0, episode ends on the
     steps either side of the tile rows' chunk edges, and one row with none (every step reaches
-    back across all of them). A forward scan under the same config runs unsplit."""
+    back across all of them). A forward scan under the same config splits only with one input
+    row a program."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "SPLIT", "GROUP")
@@ -292,7 +293,43 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
     assert taken and set(taken) == {(split, group)}
     kw, rk = make("episodic_cumsum", (3, 40), seed=31)
     matches_reference_under(cfg, "episodic_cumsum", kw, rk, device, T=40)
-    assert taken[-1] == (1, 4)
+    # a forward scan splits only with one input row a program
+    assert taken[-1] == ((split, 4) if block_n == split else (1, 4))
+
+
+@pytest.mark.parametrize("block_n, block_t, two_level", [(2, 16, False), (4, 32, False),
+                                                        (16, 16, False), (4, 32, True)])
+@pytest.mark.parametrize("est", ["eligibility_traces", "episodic_cumsum", "gae", "vtrace"])
+def test_split_rows_of_one_input_row_a_program_match_reference_both_ways(
+        backend, device, est, block_n, block_t, two_level, monkeypatch):
+    """One input row a program spread over SPLIT = BLOCK_N tile rows, in plain tiles for both
+    scan directions (and two-level for backward ones): the reference's results with the value
+    entering a row from ``seed`` and ``done_prev`` (forward) or bootstrap values (backward),
+    episode ends (forward: resets on the step after) on the steps either side of the tile
+    rows' chunk edges and of an iteration's edge, a partial last iteration, and one row with
+    none (every step reaches across all of them)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    if two_level and est not in BACKWARD:
+        pytest.skip("the two-level scan is backward only")
+    taken = record_constexprs(monkeypatch, "SPLIT", "TWO_LEVEL")
+    step = block_n * block_t
+    shape = (4, 2 * step + block_t + 3)
+    kw, rk = make(est, shape, seed=37, gamma=0.999, lmbda=1.0)
+    if "log_ratio" in kw:
+        kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
+    flag = "dones" if "dones" in kw else "terminated"
+    for d in (kw, rk):
+        d[flag][0] = False
+        if "truncated" in d:
+            d["truncated"][0] = False
+    edges = (block_t - 1, block_t, step - 1, step, shape[1] - block_t - 1, shape[1] - block_t)
+    for t in edges:
+        kw[flag][1, t] = rk[flag][1, t] = True
+    cfg = dict(strategy="row_block", BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
+               TWO_LEVEL=two_level, SPLIT=block_n)
+    matches_reference_under(cfg, est, kw, rk, device, T=shape[-1])
+    assert taken and set(taken) == {(block_n, int(two_level))}
 
 
 @pytest.mark.parametrize("strategy, block_n, block_t", [

@@ -587,33 +587,41 @@ def test_validate_group_of_8_steps_only_with_two_level_tiles_that_fill_their_war
             C.validate(bad)
 
 
-def test_validate_split_rows_only_for_two_level_row_blocks_it_divides():
+def test_validate_split_rows_only_for_row_blocks_it_divides():
     ok = {"BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True, "SPLIT": 2}
     assert C.validate(ok)["SPLIT"] == 2
     assert C.label(C.validate(ok)) == "row_block/2x1024/w2/s1/2l/sp2"
+    assert C.label(C.validate(dict(ok, TWO_LEVEL=False))) == "row_block/2x1024/w2/s1/sp2"
     assert "SPLIT" not in C.validate(dict(ok, SPLIT=1))     # the default is not spelled out
-    for bad in (dict(ok, TWO_LEVEL=False), dict(ok, SPLIT=4), dict(ok, SPLIT=3),
+    for bad in (dict(ok, SPLIT=4), dict(ok, SPLIT=3),
                 dict(ok, SPLIT=True), dict(ok, strategy="chunked", CHUNKS_PER_SPAN=1)):
         with pytest.raises(ValueError, match="SPLIT="):
             C.validate(bad)
 
 
-def test_split_row_candidates_for_few_long_rows_of_backward_time_last_calls_only():
-    """Tiles that spread a row over warps are measured for backward estimators in time-last
-    buffers with 64 to 2048 rows, where a row is longer than one walk of the tile."""
+def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
+    """Tiles that spread a row over warps are measured in time-last buffers with 64 to 2048
+    rows, where a row is longer than one walk of the tile: two-level ones for backward
+    estimators, plain ones of one input row a program for forward ones."""
     for N, T in SHAPES:
         for est in ("gae", "vtrace", "eligibility_traces"):
             for layout in C.LAYOUTS:
                 split = [c for c in C.candidates(est, N, T, layout, "bfloat16")
                          if c.get("SPLIT")]
-                if est in C.BACKWARD and layout == "time_last" and 64 <= N <= 2048:
-                    assert all(c["TWO_LEVEL"] and c["strategy"] == "row_block"
+                if layout == "time_last" and 64 <= N <= 2048:
+                    backward = est in C.BACKWARD
+                    assert all(c.get("TWO_LEVEL", False) == backward
+                               and c["strategy"] == "row_block"
+                               and (backward or c["BLOCK_N"] == c["SPLIT"])
                                and c["BLOCK_T"] * c["SPLIT"] < T for c in split), (est, N, T)
                 else:
                     assert not split, (est, N, T, layout)
     labels = {C.label(c) for c in C.candidates("vtrace", 1024, 8192, "time_last", "float32")}
     assert {"row_block/2x128/w2/s1/2l/sp2", "row_block/4x256/w4/s1/2l/sp4",
             "row_block/16x256/w16/s1/2l/sp16"} <= labels
+    labels = {C.label(c) for c in C.candidates("episodic_cumsum", 128, 16384, "time_last",
+                                               "float32")}
+    assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16"} <= labels
 
 
 def test_groups_of_8_are_candidates_for_16_bit_backward_time_last_calls_only():

@@ -24,9 +24,9 @@ carry from the summaries earlier spans publish (decoupled look-back).
 every row of the tile inside one warp (``two_level_fits``) and is ignored for forward scans and
 time-major buffers. ``GROUP`` (optional, 4 or 8, default 4; 8 only with ``TWO_LEVEL``): steps a
 thread in the two-level tile.
-``SPLIT`` (optional, 1, 2, 4, 8, 16 or 32, default 1; two-level row blocks only): each row of
-the input on SPLIT of the tile's BLOCK_N rows, so on SPLIT warps, which scan consecutive chunks
-of it at once (BLOCK_N / SPLIT rows a program).
+``SPLIT`` (optional, 1, 2, 4, 8, 16 or 32, default 1; row blocks of time-last calls; a forward
+scan's only with BLOCK_N = SPLIT): each row of the input on SPLIT of the tile's BLOCK_N rows, so
+on SPLIT warps, which scan consecutive chunks of it at once (BLOCK_N / SPLIT rows a program).
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -117,6 +117,11 @@ SPLITS = (1, 2, 4, 8, 16, 32)
 _SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 128, 8, 8), (8, 256, 8, 8),
                (8, 1024, 8, 8), (16, 128, 16, 16), (16, 256, 16, 16), (16, 512, 16, 16),
                (32, 256, 32, 32))                               # (BN, BT, warps, SPLIT)
+# Forward scans (eligibility traces, episodic sums): the same spread over warps with the plain
+# scan (the two-level one is backward only); 128 steps a warp is one warp's load of 4 steps a
+# lane, so each tile row stays on its own warp. Not yet measured (branch forward-split).
+_SPLIT_ROWS_FORWARD = ((4, 128, 4, 4), (8, 128, 8, 8), (16, 128, 16, 16), (8, 256, 8, 8),
+                       (16, 256, 16, 16))
 _SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
@@ -193,9 +198,9 @@ def validate(config) -> Dict:
         out["TWO_LEVEL"] = True
     split = config.get("SPLIT", 1)
     if split not in SPLITS or isinstance(split, bool) or (split != 1 and not (
-            two and strategy == "row_block" and bn % split == 0)):
+            strategy == "row_block" and bn % split == 0)):
         raise ValueError(f"SPLIT={split!r}; expected one of {SPLITS}, above 1 only for a "
-                         f"two-level row block whose BLOCK_N it divides")
+                         f"row block whose BLOCK_N it divides")
     if split != 1:
         out["SPLIT"] = split
     regs = config.get("maxnreg")
@@ -269,7 +274,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
     two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); for 64 to
     2048 rows, two-level tiles that spread a row over warps (``_SPLIT_ROWS``); with 16-bit
-    inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``)."""
+    inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``). Forward
+    estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
+    over warps (``_SPLIT_ROWS_FORWARD``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -311,6 +318,12 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                 if two_level_fits(c) and label(c) not in seen:
                     seen.add(label(c))
                     out.append(validate(c))
+    elif (layout == "time_last" and estimator not in BACKWARD
+          and _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]):
+        for bn, bt, warps, split in _SPLIT_ROWS_FORWARD:
+            if bt * split < T:
+                out.append(validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
+                                     "num_warps": warps, "num_stages": 1, "SPLIT": split}))
     return out
 
 

@@ -202,8 +202,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
-    # a row block's rows spread over SPLIT tile rows (two-level only: configs.py)
-    split = cfg.get("SPLIT", 1) if two_level and strategy == "row_block" else 1
+    # a row block's rows spread over SPLIT tile rows, time-last; a forward scan's only with
+    # one input row a program (scan.py)
+    split = cfg.get("SPLIT", 1)
+    if not (strategy == "row_block" and time_last and (pb.reverse or split == bn)):
+        split = 1
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
              int(descend), contig, split, bn, bt)
     spec += (pb.N, pb.T, per_span, K)

@@ -448,18 +448,21 @@ def fused_scan_kernel(
     DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan.
     CONTIG_ROWS: bit i set when per-step input i (P0, P1, TERM, TRUNC, NV, X1, X2, G, L) has
     row stride 1 in a [BN, BT] tile of BN >= 4 rows (``_offsets``).
-    SPLIT (row block, two-level): each row spread over SPLIT of the tile's BN rows (so over
-    SPLIT warps), tile row j taking chunk j of every SPLIT consecutive chunks; after the scan the
-    values entering them are composed across those rows (one input row a program and SPLIT > 2:
-    a scan across the warps; else ``_split_entering``), so one program walks a row in
-    T / (SPLIT * BLOCK_T) iterations with SPLIT warps in flight."""
+    SPLIT (row block, time-last; forward scans one input row a program): each row spread over
+    SPLIT of the tile's BN rows (so over SPLIT warps), tile row j taking chunk j of every SPLIT
+    consecutive chunks; after the scan the values entering them are composed across those rows
+    (one input row a program: a scan across the warps, but for backward SPLIT 2; else
+    ``_split_entering``), so one program walks a row in T / (SPLIT * BLOCK_T) iterations with
+    SPLIT warps in flight."""
     GROUPS: tl.constexpr = (32 if BLOCK_T >= 32 * GROUP else
                             (BLOCK_T // GROUP if BLOCK_T >= GROUP else 1))
     PARTS: tl.constexpr = BLOCK_T // (GROUP * GROUPS) if TWO_LEVEL else 1
     tl.static_assert(not TWO_LEVEL or (REVERSE and BLOCK_T >= GROUP))
     tl.static_assert(not DESCEND or (REVERSE and not TWO_LEVEL))
     tl.static_assert(CONTIG_ROWS == 0 or (not TWO_LEVEL and BLOCK_N >= 4))
-    tl.static_assert(SPLIT == 1 or (TWO_LEVEL and PHASE == 0 and BLOCK_N % SPLIT == 0))
+    # forward split rows: one input row a program (the exchange is a scan across the tile rows)
+    tl.static_assert(SPLIT == 1 or (PHASE == 0 and not DESCEND and BLOCK_N % SPLIT == 0
+                                    and (REVERSE or BLOCK_N == SPLIT)))
     ROWS: tl.constexpr = BLOCK_N // SPLIT                   # rows of the input a program
     STEP: tl.constexpr = BLOCK_T * SPLIT                    # steps of a row an iteration
     i_n = tl.program_id(0)
@@ -486,6 +489,11 @@ def fused_scan_kernel(
         o_t = o_p + _rows((o_v % SPLIT) * BLOCK_T, TWO_LEVEL)
     # the scan runs toward the boundary: backward over ascending lanes, forward otherwise
     SCAN_REVERSE: tl.constexpr = REVERSE and not DESCEND
+    # split rows exchange by one scan across the tile rows (a reverse scan for backward ones:
+    # the carry enters the latest chunk, on the last tile row; the row's last value leaves its
+    # earliest); backward tiles of SPLIT 2 or of several input rows by _split_entering
+    SPLIT_SCAN: tl.constexpr = SPLIT > 1 and ROWS == 1 and (SPLIT > 2 or not SCAN_REVERSE)
+    V_LEAVE: tl.constexpr = 0 if SCAN_REVERSE else SPLIT - 1  # the tile row a carry leaves
     # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
     # spans are resident (H200, GAE 1x1048576, 1x1024 tiles: window 32 62 us, 256 24 us)
     LB_WINDOW: tl.constexpr = BLOCK_T if BLOCK_T < 256 else 256
@@ -614,7 +622,7 @@ def fused_scan_kernel(
             tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
                                      tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
         c_in = carry            # the value entering each tile row's chunk
-        if SPLIT > 2 and ROWS == 1:
+        if SPLIT_SCAN:
             # one input row a program: scan the tile rows' summaries across the warps; the
             # second composition leaves each row's own chunk out, so it is the value entering
             # it (twelfth session: 4x256/w4/sp4 discounted returns 1024x8192 33.5 -> 27.3 µs,
@@ -622,7 +630,7 @@ def fused_scan_kernel(
             f_a, f_b, e_sa, e_sb = tl.associative_scan(
                 (_at(s_a, o_p == P_END, TWO_LEVEL), _at(s_b, o_p == P_END, TWO_LEVEL),
                  tl.full([BLOCK_N], 1.0, tl.float32), tl.zeros([BLOCK_N], tl.float32)), 0,
-                _combine_next, reverse=True)
+                _combine_next, reverse=SCAN_REVERSE)
             c_in = _apply(e_sa, e_sb, carry)
         elif SPLIT > 1:
             c_in = _split_entering(_at(s_a, o_p == P_END, TWO_LEVEL),
@@ -675,9 +683,9 @@ def fused_scan_kernel(
             if EST == 1 or EST == 3:
                 tl.store(O1 + r64 * o1r + t.to(tl.int64) * o1t,
                          y1.to(O1.dtype.element_ty), mask=m)
-        if SPLIT > 2 and ROWS == 1:
-            # what leaves the row's earliest chunk (tile row 0), on every tile row
-            carry = tl.sum(tl.where(o_v == 0, _apply(f_a, f_b, carry), 0.0), 0) + \
+        if SPLIT_SCAN:
+            # what leaves the row's last chunk in scan order, on every tile row
+            carry = tl.sum(tl.where(o_v == V_LEAVE, _apply(f_a, f_b, carry), 0.0), 0) + \
                 tl.zeros([BLOCK_N], tl.float32)
         else:
             # the chunk's end lane composes the whole chunk (pad lanes are identities)
