@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import rlscan
+from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config
 
 import cases
@@ -412,17 +413,27 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
     assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3, None))
 
 
+@pytest.mark.parametrize("window", [(16, 16), None])
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
-def test_lookback_across_many_windows_matches_reference(backend, device, est):
-    """71 spans per row: the look-back walks back over more than two 32-span windows, composing
-    summaries, before it reaches a published carry (the interpreter runs programs in order, so
-    there it finds one at once; the GPU run takes the long walk)."""
+def test_lookback_across_many_windows_matches_reference(backend, device, est, window,
+                                                        monkeypatch):
+    """71 spans per row, looked back over in windows of 16 (more than four windows composed
+    before a published carry) and, as shipped, in one window of the whole row (the
+    interpreter runs programs in order, so there it finds a carry at once; the GPU run takes
+    the long walk)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
+    if window is not None:
+        monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", window)
     shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=11)
     matches_reference_under(dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1,
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
+
+
+def test_lookback_window_covers_the_row_within_its_bounds():
+    assert [launch._lookback_window(k) for k in (1, 2, 16, 17, 71, 512, 1024, 1025, 4096)] == \
+        [16, 16, 16, 32, 128, 512, 1024, 1024, 1024]
 
 
 @pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),

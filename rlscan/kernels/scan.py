@@ -438,8 +438,8 @@ def fused_scan_kernel(
     FOLD = 0, else PHASE 2 folds the earlier spans' summaries itself (FOLD >= K: two launches
     instead of three);
     PHASE 3 (look-back) does all of it in one launch with spans of one chunk: scan the chunk,
-    publish its summary, ``_lookback``, apply the carry to the scan still in registers, write
-    (inputs read once).
+    publish its summary, ``_lookback`` over windows of FOLD spans, apply the carry to the scan
+    still in registers, write (inputs read once).
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
     [G, BN, Q, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4 or 8)
@@ -494,9 +494,6 @@ def fused_scan_kernel(
     # earliest); backward tiles of SPLIT 2 or of several input rows by _split_entering
     SPLIT_SCAN: tl.constexpr = SPLIT > 1 and ROWS == 1 and (SPLIT > 2 or not SCAN_REVERSE)
     V_LEAVE: tl.constexpr = 0 if SCAN_REVERSE else SPLIT - 1  # the tile row a carry leaves
-    # spans a look-back step reads at once: a span resolves in ~i_s / LB_WINDOW steps when all
-    # spans are resident (H200, GAE 1x1048576, 1x1024 tiles: window 32 62 us, 256 24 us)
-    LB_WINDOW: tl.constexpr = BLOCK_T if BLOCK_T < 256 else 256
 
     # the value entering this program: x[T] = 0 (backward), the seed x[-1] (forward), or the
     # span's carry (chunked, look-back)
@@ -618,7 +615,7 @@ def fused_scan_kernel(
             o_w = o_n.to(tl.int64) * K + i_s
             if i_s > 0:
                 tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
-                carry = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, LB_WINDOW)
+                carry = _lookback(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, FOLD)
             tl.store(WB + o_w, _pack(_apply(span_a, span_b, carry),
                                      tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
         c_in = carry            # the value entering each tile row's chunk
