@@ -418,9 +418,8 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
 def test_lookback_across_many_windows_matches_reference(backend, device, est, window,
                                                         monkeypatch):
     """71 spans per row, looked back over in windows of 16 (more than four windows composed
-    before a published carry) and, as shipped, in one window of the whole row (the
-    interpreter runs programs in order, so there it finds a carry at once; the GPU run takes
-    the long walk)."""
+    before a published carry) and in the shipped windows (the interpreter runs programs in
+    order, so there it finds a carry at once; the GPU run takes the long walk)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     if window is not None:
@@ -432,8 +431,9 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
 
 
 def test_lookback_window_covers_the_row_within_its_bounds():
-    assert [launch._lookback_window(k) for k in (1, 2, 16, 17, 71, 512, 1024, 1025, 4096)] == \
-        [16, 16, 16, 32, 128, 512, 1024, 1024, 1024]
+    lo, hi = launch._LOOKBACK_WINDOW
+    ks = (1, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, 4 * hi)
+    assert [launch._lookback_window(k) for k in ks] == [lo, lo, lo, 2 * lo, hi, hi, hi, hi]
 
 
 @pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),

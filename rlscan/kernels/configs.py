@@ -73,12 +73,11 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2), (12
                          (256, 4, 2), (128, 16, 4))
 # Spanned strategies (few rows, long horizons), (strategy, BN, BT, warps, chunks per span).
 # H200, GAE fp32, chunked: 1x1048576 1x1024/w4 15.8 us, 2x128/w2 31.0 (half of each tile idle);
-# 8x262144 2x128/w2 26.6, 1x1024/w4 28.6. Look-back with windows of 256 spans never won
-# (1x1048576: 22.7 us at best, 8x65536: 11.0 vs 10.2, 8x262144: 30.9 vs 26.6); with the whole
-# row in one window (launch.py) chunks of 2048 steps did best in the one-pass probe.
+# 8x262144 2x128/w2 26.6, 1x1024/w4 28.6. Look-back wins V-trace and Retrace at 8x65536 only
+# (10.5 vs 10.6 us); 1x2048/w8 look-back spans (thirteenth session) never won: 8x65536 GAE
+# 18.5 vs 10.0 (1x1024/w4), 1x1048576 21.3 vs 16.0 (chunked).
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
-            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1),
-            ("lookback", 1, 2048, 8, 1))
+            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
 # Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
 # best row block): discounted returns 1024x8192 54.6 us vs 178.4, 512x4096 19.6 vs 90.8,
 # 4096x2048 57.6 vs 64.2; GAE 1024x8192 83.6 vs 193.5 (128x16/w4/c2: 125.2).

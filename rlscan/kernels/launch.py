@@ -95,13 +95,14 @@ _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # H200, GAE fp32: 1x1048576 with 1x1024/w4 spans (8 a thread) 14.8 us folded vs 15.7; 8x65536
 # 1x512/w4 9.3 vs 10.2; 16 or 32 a thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
 _FOLD_PER_THREAD = 8
-# A look-back span reads the summaries of every earlier span of its row at once (one window,
-# no chain of waits) up to this many; longer rows walk back in windows of it. H200, bare
-# backward recurrence fp32, one launch a chunk of 2048 steps (benchmarks/onepass_probe.py,
-# thirteenth session): 1x1048576 9.8 us, 8x65536 6.6, 32x32768 8.2 against the shipped
-# 11.9 / 9.0 / 10.7; windows of 256 had lost to chunked (GAE 1x1048576 24 us vs 15.8). The
-# floor of 16 keeps a fold tile's scan wide enough for triton 3.6 beside a wide chunk scan.
-_LOOKBACK_WINDOW = (16, 1024)
+# Spans a look-back step reads at once: every earlier span of the row, within these bounds
+# (longer rows walk back window by window). H200, fp32, 1x1024/w4 look-back spans, window of
+# the whole row vs 256 (the tuner's timings, thirteenth session vs twelfth): 8x65536 (64 spans)
+# V-trace 10.5 vs 12.1 us, GAE 10.0 vs 11.0; 32x32768 (a window of 32) discounted returns 23.7
+# vs 15.7; 1x1048576 (1024) 31.2 vs 18.7. A one-pass probe of the bare recurrence
+# (benchmarks/onepass_probe.py) had folded whole rows faster; inside the fused kernel the
+# narrow and the very wide windows lost.
+_LOOKBACK_WINDOW = (64, 256)
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
 # Two chunks ahead lost on 31 of 34 cells (up to +18%: V-trace 16384x512 51.0 -> 60.2 us).
