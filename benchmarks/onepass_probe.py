@@ -11,15 +11,19 @@ chunked at 1x1M (19.7 vs 14.2 µs), and nothing had measured the fold of the who
 
 Modes, each timed as a CUDA graph of 20 calls (rlscan-bench's device column):
     bound    scan and write each chunk with carry 0 (wrong results: a lower bound, no fill)
+    pub      bound + the fill and the summary's store (still carry 0)
     full     publish, spin on all earlier summaries, fold, write
     pred     as full, but spin on the predecessor's word first, then read all once
-and the shipped ``linear_scan`` call (tuned DB) on the same inputs.
+    dbound, dfull   bound and full with lanes in descending time and a forward scan
+and, per cell, the shipped ``linear_scan(reverse=True)`` call (tuned DB) and the fill alone.
+Thirteenth session (``results/probes/2026-12-01_thirteenth_session_long_horizons.txt``): full
+2048/w8 9.8 / 6.6 / 8.2 µs at 1x1M / 8x65536 / 32x32768 against the shipped 11.9 / 9.0 /
+10.7, bound 5.7 / 3.8 / 5.8, the fill 1.3-1.4 alone; descending lanes lose (scalar loads).
 
     python benchmarks/onepass_probe.py                  # GPU
     python benchmarks/onepass_probe.py --check          # CPU with TRITON_INTERPRET=1: results
 """
 import argparse
-import os
 
 import torch
 import triton

@@ -915,6 +915,19 @@ def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, c
     assert out.count("max error") == 5 and "WRONG" not in out
 
 
+def test_onepass_probe_folds_every_earlier_chunk_to_the_recurrence(monkeypatch, capsys):
+    """benchmarks/onepass_probe.py: one program a chunk that folds every earlier chunk's
+    summary (ascending lanes and a reverse scan, or descending lanes and a forward one) gives
+    the float64 backward recurrence over chunk edges, a ragged last chunk and several rows."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    probe = _benchmark_script("onepass_probe")
+    assert probe.main(["--check"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("max |err|") == 9
+
+
 def test_launch_cost_probe_kernels_take_and_use_every_argument():
     """benchmarks/launch_cost_probe.py: its generated kernels take exactly the asked-for int
     arguments and constexprs and store their sum (so none is dropped from the signature)."""
