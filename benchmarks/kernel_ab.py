@@ -118,6 +118,17 @@ CHECK_CELLS = "5x53@row_block:2x16:w1,3x117@chunked:1x16:w1:c1,3x117@chunked:2x1
               "3x117@lookback:2x16:w1:c1"
 
 
+def _window(text: str):
+    """``LO:HI`` -> (LO, HI): powers of two, LO <= HI."""
+    try:
+        lo, hi = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LO:HI") from None
+    if not (0 < lo <= hi and lo & (lo - 1) == 0 and hi & (hi - 1) == 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected powers of two LO <= HI")
+    return lo, hi
+
+
 def run_with(kernel, est, call, cfg):
     """The estimator's outputs with ``kernel`` in place of the shipped scan kernel."""
     shipped = L.fused_scan_kernel
@@ -146,7 +157,12 @@ def main(argv=None) -> int:
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
     p.add_argument("--check", action="store_true",
                    help="compare results only (runs on CPU with the interpreter)")
+    p.add_argument("--lookback-window", type=_window, default=None, metavar="LO:HI",
+                   help="bounds of the spans a look-back step reads (launch._LOOKBACK_WINDOW; "
+                        "small ones make the interpreter walk back over many windows)")
     args = p.parse_args(argv)
+    if args.lookback_window:
+        L._LOOKBACK_WINDOW = args.lookback_window
     try:
         mod = patched_module(parse_patch(open(args.patch).read()))
     except (OSError, PatchError) as e:

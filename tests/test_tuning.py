@@ -888,6 +888,29 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     assert capsys.readouterr().out.count(verdict) == 4
 
 
+def test_kernel_ab_checks_the_recorded_lookback_patch_across_windows(monkeypatch, capsys):
+    """benchmarks/patches/lookback_fold_once.patch under kernel_ab --check with look-back
+    windows of 16 spans: the linear scan (no resets) walks back over five windows and matches
+    the shipped look-back; with the walk's composition dropped it does not."""
+    from pathlib import Path
+    from rlscan.kernels import launch
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", launch._LOOKBACK_WINDOW)
+    ab = _benchmark_script("kernel_ab")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "patches" / \
+        "lookback_fold_once.patch"
+    args = ["--check", "--estimators", "linear_scan", "--cells", "2x1300@lookback:1x16:w1:c1",
+            "--lookback-window", "16:16"]
+    assert ab.main([str(path)] + args) == 0
+    assert capsys.readouterr().out.count("same results") == 1
+    broken = path.read_text().replace("g_a = tl.where(more, n_a, g_a)", "g_a = g_a")
+    monkeypatch.setattr(ab, "parse_patch", lambda text, parse=ab.parse_patch: parse(broken))
+    assert ab.main([str(path)] + args) == 1
+    assert "DIFFERS" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        ab.main([str(path), "--check", "--lookback-window", "16:12"])
+
+
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
     """benchmarks/reverse_scan_probe.py times standalone scans; its --check holds every backward
     variant (triton's reverse scan, the shipped two-level scan with one and four parts, the
