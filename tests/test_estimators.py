@@ -431,6 +431,8 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
 
 
 def test_lookback_window_covers_the_row_within_its_bounds():
+    """A look-back step reads every earlier span of its row (the next power of two), but never
+    fewer than the lower bound nor more than the upper one."""
     lo, hi = launch._LOOKBACK_WINDOW
     ks = (1, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, 4 * hi)
     assert [launch._lookback_window(k) for k in ks] == [lo, lo, lo, 2 * lo, hi, hi, hi, hi]
