@@ -8,9 +8,6 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu (~450 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
-#   bash benchmarks/device_run.sh lookback-ab  # patches/lookback_fold_once.patch against the
-#                                              # shipped look-back, plain and register-capped
-#                                              # (kernel_ab.py, forced configs, ~2 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -55,14 +52,6 @@ probes)
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py --constexprs 22 --counts 0,47 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/host_cost.py --shapes 4096x128,8x65536 2>&1 | grep -v "Warn\|_warn" ;;
-lookback-ab)
-  # the one-pass look-back (thirteenth session's patch) against the shipped one, no retune
-  export PYTHONPATH=/tmp/site:$R/benchmarks
-  C=lookback:1x1024:w4:c1
-  timeout 400 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_fold_once.patch \
-    --estimators linear_scan,discounted_returns,gae,vtrace --cells \
-    8x65536@$C,8x65536@$C:r40,32x32768@$C,32x32768@$C:r40,1x1048576@$C,1x1048576@$C:r40,8x262144@$C \
-    2>&1 | grep -v "Warn\|_warn" | tee $OUT/lookback_ab.txt ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|lookback-ab|probes" >&2; exit 2 ;;
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|probes" >&2; exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -1,7 +1,8 @@
 """Long horizons in one launch, probed on the bare backward recurrence x[t] = b[t] + a[t]·x[t+1]
 (fp32 [N, T]): persistent programs that walk chunks with a stride of the grid, issue the next
 chunk's loads before they scan and look back for the current one, and find each chunk's carry by
-decoupled look-back (the shipped ``scan._lookback``). With one chunk a row (T <= BLOCK_T) there is
+look-back (the seventh session's chained decoupled look-back; since the fourteenth the
+shipped fold of published summaries, ``scan._fold_published``). With one chunk a row (T <= BLOCK_T) there is
 no look-back: the same programs are persistent row blocks with prefetch.
 
 Why (benchmarks/NOTES.md, "What limits us now" 3): the shipped look-back is one program per
@@ -31,7 +32,7 @@ import triton.language as tl
 
 import rlscan
 from rlscan.kernels.launch import force_config
-from rlscan.kernels.scan import _apply, _combine, _lookback, _pack
+from rlscan.kernels.scan import _apply, _combine, _fold_published, _pack
 from rlscan.tune.bench import device_us
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -58,12 +59,12 @@ def _chunk(A, B, ticket, N, T, K, TOTAL, o_r, o_p, BLOCK_N: tl.constexpr,
 @triton.jit
 def persistent_kernel(A, B, X, WS, N, T, K, TOTAL, BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
                       WINDOW: tl.constexpr):
-    """WS: int64 [2·N·K] all -1: each chunk's published summary (AGG) and leaving value (INC)
-    as in the shipped look-back. Tickets: (row block, chunk from the end), row block major."""
+    """WS: int64 [N·K] all -1: each chunk's published summary, chunk 0's as the reset (0,
+    value leaving it), as in the shipped look-back. Tickets: (row block, chunk from the end),
+    row block major."""
     o_r = tl.arange(0, BLOCK_N)
     o_p = tl.arange(0, BLOCK_T)[None, :]
     AGG = WS
-    INC = WS + N * K
     first = tl.program_id(0)
     step = tl.num_programs(0)
     o_n, c, off, m, a, b = _chunk(A, B, first, N, T, K, TOTAL, o_r, o_p, BLOCK_N, BLOCK_T)
@@ -78,11 +79,11 @@ def persistent_kernel(A, B, X, WS, N, T, K, TOTAL, BLOCK_N: tl.constexpr, BLOCK_
         if K > 1:
             span_a = tl.sum(tl.where(o_p == 0, s_a, 0.0), 1)
             span_b = tl.sum(tl.where(o_p == 0, s_b, 0.0), 1)
-            if c > 0:
+            if c == 0:
+                tl.store(AGG + base, _pack(tl.zeros([BLOCK_N], tl.float32), span_b), mask=m_n)
+            else:
                 tl.store(AGG + base + c, _pack(span_a, span_b), mask=m_n)
-                carry = _lookback(AGG, INC, base, c, m_n, BLOCK_N, WINDOW)
-            tl.store(INC + base + c, _pack(_apply(span_a, span_b, carry),
-                                           tl.zeros([BLOCK_N], tl.float32)), mask=m_n)
+                carry = _fold_published(AGG, base, c, m_n, BLOCK_N, WINDOW)
         tl.store(X + off, _apply(s_a, s_b, carry[:, None]), mask=m)
         o_n, c, off, m, a, b = n_n, n_c, n_off, n_m, n_a, n_b
 
@@ -100,7 +101,7 @@ def persistent(a: torch.Tensor, b: torch.Tensor, block_t: int = 1024, warps: int
         sms = torch.cuda.get_device_properties(a.device).multi_processor_count \
             if a.is_cuda else 4
         programs = 8 * sms
-    ws = torch.full((2 * N * K,), -1, dtype=torch.int64, device=a.device)
+    ws = torch.full((N * K,), -1, dtype=torch.int64, device=a.device)
     x = torch.empty_like(a)
     persistent_kernel[(min(programs, total),)](a, b, x, ws, N, T, K, total, BLOCK_N=block_n,
                                                BLOCK_T=block_t,

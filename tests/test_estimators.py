@@ -232,7 +232,7 @@ def test_vtrace_next_lane_by_gather_or_second_composition_matches_reference(
 
 
 @pytest.mark.parametrize("two_level", [True, False])
-@pytest.mark.parametrize("strategy", ["row_block", "chunked"])
+@pytest.mark.parametrize("strategy", ["row_block", "chunked", "lookback"])
 @pytest.mark.parametrize("block_n, block_t", [(8, 16), (1, 256), (1, 1024)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_two_level_backward_scan_matches_reference(backend, device, est, block_n, block_t,
@@ -334,7 +334,8 @@ def test_split_rows_of_one_input_row_a_program_match_reference_both_ways(
 
 
 @pytest.mark.parametrize("strategy, block_n, block_t", [
-    ("row_block", 16, 16), ("chunked", 16, 16), ("chunked", 1, 256), ("row_block", 1, 1024)])
+    ("row_block", 16, 16), ("chunked", 16, 16), ("chunked", 1, 256), ("row_block", 1, 1024),
+    ("lookback", 1, 256)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_two_level_groups_of_8_steps_match_reference_in_bf16(backend, device, est, strategy,
                                                               block_n, block_t, monkeypatch):
@@ -413,19 +414,26 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
     assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3, None))
 
 
+@pytest.mark.parametrize("ends", ["random", "none"])
 @pytest.mark.parametrize("window", [(16, 16), None])
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
-def test_lookback_across_many_windows_matches_reference(backend, device, est, window,
+def test_lookback_across_many_windows_matches_reference(backend, device, est, window, ends,
                                                         monkeypatch):
-    """71 spans per row, looked back over in windows of 16 (more than four windows composed
-    before a published carry) and in the shipped windows (the interpreter runs programs in
-    order, so there it finds a carry at once; the GPU run takes the long walk)."""
+    """71 spans per row, their published summaries folded in windows of 16 and in the shipped
+    windows. With episode ends a span's fold stops at the first reset it meets; with none it
+    walks every window back to span 0 (episodic sums: a = 1, nothing decays to a reset)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
+    if window is None and ends == "none" and backend == "interpret":
+        pytest.skip("the interpreter runs spans in order: windows of 16 walk back the same way")
     if window is not None:
         monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", window)
     shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=11)
+    if ends == "none":
+        for flag in ("terminated", "truncated", "dones", "done_prev"):
+            if flag in kw:
+                kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
     matches_reference_under(dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1,
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 

@@ -520,8 +520,7 @@ def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
                 two = [c for c in C.candidates(est, N, T, layout, "float32")
                        if c.get("TWO_LEVEL")]
                 if est in C.BACKWARD and layout == "time_last":
-                    assert all(C.two_level_fits(c) and c["strategy"] != "lookback"
-                               for c in two), (est, N, T)
+                    assert all(C.two_level_fits(c) for c in two), (est, N, T)
                 else:
                     assert not two, (est, N, T, layout)
     labels = [C.label(c) for c in C.candidates("gae", 1024, 8192, "time_last", "float32")]
@@ -568,7 +567,6 @@ def test_validate_two_level():
     assert "TWO_LEVEL" not in C.validate(dict(ok, TWO_LEVEL=False))
     for bad, why in [(dict(ok, num_warps=4), "inside one warp"),         # rows across warps
                      (dict(ok, BLOCK_N=1, BLOCK_T=2048, num_warps=1), "GROUP to 1024 steps"),
-                     (dict(ok, strategy="lookback", CHUNKS_PER_SPAN=1), "no look-back"),
                      (dict(ok, TWO_LEVEL="yes"), "TWO_LEVEL='yes'")]:
         with pytest.raises(ValueError, match=why):
             C.validate(bad)
@@ -888,27 +886,15 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     assert capsys.readouterr().out.count(verdict) == 4
 
 
-def test_kernel_ab_checks_the_recorded_lookback_patch_across_windows(monkeypatch, capsys):
-    """benchmarks/patches/lookback_fold_once.patch under kernel_ab --check with look-back
-    windows of 16 spans: the linear scan (no resets) walks back over five windows and matches
-    the shipped look-back; with the walk's composition dropped it does not."""
-    from pathlib import Path
-    from rlscan.kernels import launch
-    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
-    monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", launch._LOOKBACK_WINDOW)
+def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
+    """kernel_ab --lookback-window LO:HI replaces launch._LOOKBACK_WINDOW: both powers of two,
+    LO <= HI, anything else refused by the argument parser."""
+    import argparse
     ab = _benchmark_script("kernel_ab")
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "patches" / \
-        "lookback_fold_once.patch"
-    args = ["--check", "--estimators", "linear_scan", "--cells", "2x1300@lookback:1x16:w1:c1",
-            "--lookback-window", "16:16"]
-    assert ab.main([str(path)] + args) == 0
-    assert capsys.readouterr().out.count("same results") == 1
-    broken = path.read_text().replace("g_a = tl.where(more, n_a, g_a)", "g_a = g_a")
-    monkeypatch.setattr(ab, "parse_patch", lambda text, parse=ab.parse_patch: parse(broken))
-    assert ab.main([str(path)] + args) == 1
-    assert "DIFFERS" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        ab.main([str(path), "--check", "--lookback-window", "16:12"])
+    assert ab._window("16:64") == (16, 64) and ab._window("8:8") == (8, 8)
+    for bad in ("16:12", "3:8", "0:4", "16", "a:b"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            ab._window(bad)
 
 
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):

@@ -75,9 +75,11 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2), (12
 # H200, GAE fp32, chunked: 1x1048576 1x1024/w4 15.8 us, 2x128/w2 31.0 (half of each tile idle);
 # 8x262144 2x128/w2 26.6, 1x1024/w4 28.6. Look-back wins V-trace and Retrace at 8x65536 only
 # (10.5 vs 10.6 us); 1x2048/w8 look-back spans (thirteenth session) never won: 8x65536 GAE
-# 18.5 vs 10.0 (1x1024/w4), 1x1048576 21.3 vs 16.0 (chunked).
+# 18.5 vs 10.0 (1x1024/w4), 1x1048576 21.3 vs 16.0 (chunked), with the chained look-back; back
+# since the look-back folds published summaries (bare recurrence, one program a chunk folding
+# all earlier summaries: 2048/w8 9.8 / 6.6 / 8.0 us at 1x1M / 8x65536 / 32x32768, onepass_probe).
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
-            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1))
+            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1), ("lookback", 1, 2048, 8, 1))
 # Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
 # best row block): discounted returns 1024x8192 54.6 us vs 178.4, 512x4096 19.6 vs 90.8,
 # 4096x2048 57.6 vs 64.2; GAE 1024x8192 83.6 vs 193.5 (128x16/w4/c2: 125.2).
@@ -88,8 +90,11 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # 1x1024/w1 (8 parts) is not yet measured: registers (sm_90, ptxas of triton 3.9) 178 for
 # discounted returns, no spills; V-trace 255 and 280 bytes of spills (1x512/w1: 162 GAE, 191
 # V-trace; 1024x8192 winners: λ-returns and V-trace 1x512/w1, discounted returns 1x256/w1).
+# Look-back spans of one warp a row (fourteenth session, unmeasured before the retune): the
+# chunked 1x512/w1/2l's tile without its second read.
 _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
-                   ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1))
+                   ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1),
+                   ("lookback", 1, 512, 1, 1), ("lookback", 1, 1024, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
@@ -148,13 +153,12 @@ def _cdiv(a: int, b: int) -> int:
 def two_level_fits(config: Dict) -> bool:
     """Whether a tile can scan in two levels: groups of GROUP (4, or 8) steps, one a thread, at
     most 32 of them a row on one warp's lanes, at most 8 such parts of a row in each thread's
-    registers (up to 1024 steps), every row inside one warp, and not a look-back span (H200: GAE
-    1x1048576 lookback 2x128/w2 72.2 us two-level vs 58.8, its look-back tensors change
-    layout)."""
+    registers (up to 1024 steps), every row inside one warp. Look-back spans too since they fold
+    published summaries (fourteenth session); with the chained look-back before, GAE 1x1048576
+    lookback 2x128/w2 took 72.2 us two-level vs 58.8."""
     bn, bt, warps = config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4)
     group = config.get("GROUP", 4)
-    return (config.get("strategy", "row_block") != "lookback" and group <= bt <= 1024
-            and bn * min(bt // group, 32) >= 32 * warps)
+    return group <= bt <= 1024 and bn * min(bt // group, 32) >= 32 * warps
 
 
 def validate(config) -> Dict:
@@ -196,8 +200,8 @@ def validate(config) -> Dict:
     if two:
         if not two_level_fits(out):
             raise ValueError(f"TWO_LEVEL needs GROUP to 1024 steps a row, every row inside one "
-                             f"warp (BLOCK_N*min(BLOCK_T/GROUP, 32) >= 32*num_warps) and no "
-                             f"look-back; got {label(out)}")
+                             f"warp (BLOCK_N*min(BLOCK_T/GROUP, 32) >= 32*num_warps); "
+                             f"got {label(out)}")
         out["TWO_LEVEL"] = True
     split = config.get("SPLIT", 1)
     if split not in SPLITS or isinstance(split, bool) or (split != 1 and not (

@@ -224,13 +224,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
              consts + (0, 0) + block, options, spec)
         return
     if strategy == "lookback":
-        # one launch, one program per (row block, chunk): every chunk publishes its summary and
-        # leaving value to an all-ones ("not yet") int64 workspace and finds its carry by
-        # looking back (scan.py)
-        ws = torch.full((2, pb.N * K), -1, dtype=torch.int64, device=d.device)
+        # one launch, one program per (row block, chunk): every chunk publishes its summary to
+        # an all-ones ("not yet") int64 workspace and folds the earlier ones (scan.py)
+        ws = torch.full((pb.N * K,), -1, dtype=torch.int64, device=d.device)
         _replay.record_workspace(ws, fill=-1)
-        _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws[0], ws[1], d), K,
-                                                            tail),
+        _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
              consts + (3, _lookback_window(K)) + block, options, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
