@@ -78,6 +78,8 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2), (12
 # 18.5 vs 10.0 (1x1024/w4), 1x1048576 21.3 vs 16.0 (chunked), with the chained look-back; back
 # since the look-back folds published summaries (bare recurrence, one program a chunk folding
 # all earlier summaries: 2048/w8 9.8 / 6.6 / 8.0 us at 1x1M / 8x65536 / 32x32768, onepass_probe).
+# Fourteenth session's retune: look-back wins 20 buckets (1x1024/w4 9, 1x512/w1/2l 10, 1x2048/w8
+# 1: Retrace 8x65536 9.7 us vs chunked 10.7).
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
             ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1), ("lookback", 1, 2048, 8, 1))
 # Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
@@ -90,8 +92,9 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # 1x1024/w1 (8 parts) is not yet measured: registers (sm_90, ptxas of triton 3.9) 178 for
 # discounted returns, no spills; V-trace 255 and 280 bytes of spills (1x512/w1: 162 GAE, 191
 # V-trace; 1024x8192 winners: λ-returns and V-trace 1x512/w1, discounted returns 1x256/w1).
-# Look-back spans of one warp a row (fourteenth session, unmeasured before the retune): the
-# chunked 1x512/w1/2l's tile without its second read.
+# Look-back spans of one warp a row (fourteenth session): the chunked 1x512/w1/2l's tile without
+# its second read; 1x512/w1/2l wins 10 buckets (1x1048576: discounted returns 12.8 us vs
+# chunked 13.8, GAE 14.9 vs 16.1, Retrace 16.0 vs 18.1), 1x1024/w1/2l none.
 _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
                    ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1),
                    ("lookback", 1, 512, 1, 1), ("lookback", 1, 1024, 1, 1))
