@@ -1,9 +1,9 @@
 """Long horizons in one launch, probed on the bare backward recurrence x[t] = b[t] + a[t]·x[t+1]
 (fp32 [N, T]): persistent programs that walk chunks with a stride of the grid, issue the next
 chunk's loads before they scan and look back for the current one, and find each chunk's carry by
-look-back (the seventh session's chained decoupled look-back; since the fourteenth the
-shipped fold of published summaries, ``scan._fold_published``). With one chunk a row (T <= BLOCK_T) there is
-no look-back: the same programs are persistent row blocks with prefetch.
+look-back (the seventh session's chained decoupled look-back; since the fourteenth the shipped
+fold of published summaries, ``scan._fold_published``). With one chunk a row (T <= BLOCK_T)
+there is no look-back: the same programs are persistent row blocks with prefetch.
 
 Why (benchmarks/NOTES.md, "What limits us now" 3): the shipped look-back is one program per
 chunk, which holds its tile and has nothing in flight while it scans and waits (GAE 1×1M: 19.7 µs
