@@ -4,10 +4,11 @@ compare strategies and tiles before they enter the tuner's candidate space.
     python benchmarks/compare_configs.py --estimator gae --shapes 1x1048576,8x65536 \\
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
-A config is ``heuristic`` (the built-in one) or
+A config is ``heuristic`` (the built-in one), ``tuned`` (the shipped DB's for the cell; the
+heuristic where the DB has none) or
 ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:rREGS]`` (``2l``: the
-two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4 or 8; ``spSPLIT``: tile
-rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
+two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16; ``spSPLIT``:
+tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two.
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
@@ -23,12 +24,16 @@ from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
+from rlscan.tuning import which_config
 
 
 def parse_config(text: str):
-    """``heuristic`` -> None; ``chunked:1x1024:w4:c1`` -> a validated config dict."""
+    """``heuristic`` -> None; ``tuned`` -> "tuned"; ``chunked:1x1024:w4:c1`` -> a validated
+    config dict."""
     if text == "heuristic":
         return None
+    if text == "tuned":
+        return "tuned"
     parts = text.split(":")
     regs = None
     if len(parts) > 3 and parts[-1].startswith("r"):
@@ -62,7 +67,7 @@ def parse_config(text: str):
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
             f"config {text!r}: expected heuristic or "
-            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:rREGS]") from None
+            "tuned or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:
@@ -93,6 +98,9 @@ def main(argv=None) -> int:
         floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
         first, parts = None, []
         for name, cfg in args.configs:
+            if cfg == "tuned":
+                cfg = which_config(est, calls[0].args[0],
+                                   time_dim=0 if args.layout == "time_major" else -1).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
             try:

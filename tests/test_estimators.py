@@ -333,17 +333,19 @@ def test_split_rows_of_one_input_row_a_program_match_reference_both_ways(
     assert taken and set(taken) == {(block_n, int(two_level))}
 
 
-@pytest.mark.parametrize("strategy, block_n, block_t", [
-    ("row_block", 16, 16), ("chunked", 16, 16), ("chunked", 1, 256), ("row_block", 1, 1024),
-    ("lookback", 1, 256)])
+@pytest.mark.parametrize("strategy, block_n, block_t, group", [
+    ("row_block", 16, 16, 8), ("chunked", 16, 16, 8), ("chunked", 1, 256, 8),
+    ("row_block", 1, 1024, 8), ("lookback", 1, 256, 8),
+    ("row_block", 4, 128, 16), ("chunked", 1, 1024, 16), ("lookback", 2, 256, 16)])
 @pytest.mark.parametrize("est", BACKWARD)
-def test_two_level_groups_of_8_steps_match_reference_in_bf16(backend, device, est, strategy,
-                                                              block_n, block_t, monkeypatch):
+def test_two_level_groups_of_8_or_16_steps_match_reference_in_bf16(backend, device, est,
+                                                                    strategy, block_n, block_t,
+                                                                    group, monkeypatch):
     """Two-level tiles of groups of 8 steps a thread (GROUP=8, measured by the tuner for 16-bit
-    inputs): bf16 inputs with bool flags give the reference's results on the rounded inputs
-    across group (steps 7 | 8), part, chunk and span edges, with a partial row block; the
-    launcher passes GROUP=8 with the two-level scan and 4 to a forward scan under the same
-    config."""
+    inputs) or 16 (valid, not yet a candidate): bf16 inputs with bool flags give the reference's
+    results on the rounded inputs across group (steps 7 | 8, 15 | 16), part, chunk and span
+    edges, with a partial row block; the launcher passes GROUP with the two-level scan and 4 to
+    a forward scan under the same config."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP")
@@ -353,17 +355,17 @@ def test_two_level_groups_of_8_steps_match_reference_in_bf16(backend, device, es
         kw["log_ratio"] = torch.zeros(shape)
     kw["terminated"][:-1] = kw["truncated"][:-1] = False
     edge = shape[1] - block_t                      # the first step of the last chunk
-    for t in (edge + 7, edge + 8, edge + block_t // 2 - 1, edge + block_t // 2):
+    for t in (edge + group - 1, edge + group, edge + block_t // 2 - 1, edge + block_t // 2):
         kw["terminated"][-1, t] = True             # group 0's last step, group 1's first; parts
     half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.is_floating_point()
                 and v.dim() == 2 else v) for k, v in kw.items()}
     rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
     cfg = dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
-               CHUNKS_PER_SPAN=1, TWO_LEVEL=True, GROUP=8)
+               CHUNKS_PER_SPAN=1, TWO_LEVEL=True, GROUP=group)
     with force_config(**cfg):
         out = call(est, half, device)
     assert_matches(out, reference(est, rounded), T=shape[-1], scale=scale_of(est, rounded))
-    assert taken and set(taken) == {(1, 8)}
+    assert taken and set(taken) == {(1, group)}
     kw, rk = make("episodic_cumsum", (3, 40), seed=43)
     matches_reference_under(cfg, "episodic_cumsum", kw, rk, device, T=40)
     assert taken[-1] == (0, 4)

@@ -572,12 +572,16 @@ def test_validate_two_level():
             C.validate(bad)
 
 
-def test_validate_group_of_8_steps_only_with_two_level_tiles_that_fill_their_warps():
+def test_validate_group_of_8_or_16_steps_only_with_two_level_tiles_that_fill_their_warps():
     ok = {"BLOCK_N": 4, "BLOCK_T": 128, "num_warps": 2, "TWO_LEVEL": True, "GROUP": 8}
     assert C.validate(ok)["GROUP"] == 8
     assert C.label(C.validate(ok)) == "row_block/4x128/w2/s1/2l/g8"
     assert "GROUP" not in C.validate(dict(ok, GROUP=4))     # the default is not spelled out
-    for bad, why in [(dict(ok, TWO_LEVEL=False), "8 only with TWO_LEVEL"),
+    g16 = dict(ok, num_warps=1, GROUP=16)                     # 4 rows x 8 groups: one warp
+    assert C.label(C.validate(g16)) == "row_block/4x128/w1/s1/2l/g16"
+    for bad, why in [(dict(ok, TWO_LEVEL=False), "8 and 16 only with TWO_LEVEL"),
+                     (dict(g16, num_warps=2), "inside one"),
+                     (dict(ok, GROUP=32), "GROUP=32"),
                      (dict(ok, GROUP=2), "GROUP=2"), (dict(ok, GROUP=True), "GROUP=True"),
                      (dict(ok, BLOCK_N=2), "inside one"),   # 2 rows x 16 groups: half a warp each
                      (dict(ok, BLOCK_N=1, BLOCK_T=4, num_warps=1), "GROUP to 1024")]:
@@ -812,6 +816,8 @@ def test_compare_configs_parses_config_names_into_validated_configs():
     assert parse("chunked:1x512:w1:c1:2l")["TWO_LEVEL"] is True
     assert "TWO_LEVEL" not in parse("row_block:2x128:w2")
     assert parse("row_block:2x128:w2:2l:r40")["maxnreg"] == 40
+    assert parse("row_block:4x128:w1:2l:g16")["GROUP"] == 16
+    assert parse("tuned") == "tuned"
     assert parse("chunked:1x512:w1:c1:r32") == {"strategy": "chunked", "BLOCK_N": 1,
                                                 "BLOCK_T": 512, "num_warps": 1, "num_stages": 1,
                                                 "CHUNKS_PER_SPAN": 1, "maxnreg": 32}
