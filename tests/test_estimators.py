@@ -426,8 +426,10 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
     walks every window back to span 0 (episodic sums: a = 1, nothing decays to a reset)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
-    if window is None and ends == "none" and backend == "interpret":
-        pytest.skip("the interpreter runs spans in order: windows of 16 walk back the same way")
+    if window is None and backend == "interpret" and (ends == "none" or est != "gae"):
+        # the interpreter runs spans in order (the fold meets a published summary at once):
+        # windows of 16 walk back the same way, and one estimator checks the shipped windows
+        pytest.skip("covered on CPU by windows of 16 and by GAE in the shipped windows")
     if window is not None:
         monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", window)
     shape = (3, 16 * 70 + 3)

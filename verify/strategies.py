@@ -25,7 +25,9 @@ _DECADES = {"float32": (-20, 6), "bfloat16": (-20, 6), "float16": (-3, 4)}
 # rlscan kernel configs that put chunk and row-block edges inside small shapes.
 # The chunked (multi-program) strategy gets spans of 2-3 chunks, so the carry pass runs too.
 # TWO_LEVEL ones (backward scans; forward ones ignore it) put group edges every 4 steps, and
-# with 256 steps a chunk the edge between a thread's two register-held parts at step 128.
+# with 256 steps a chunk the edge between a thread's two register-held parts at step 128; each
+# fills its warp with rows (BLOCK_N * BLOCK_T / 4 >= 32), else the launcher scans it plainly (an
+# 8x8 chunked tile did until the fourteenth session).
 # Look-back spans (one chunk each) fold the earlier spans' published summaries in one launch.
 SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                  {"BLOCK_N": 4, "BLOCK_T": 4}, {"BLOCK_N": 1, "BLOCK_T": 2},
@@ -34,10 +36,10 @@ SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                  {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 4, "CHUNKS_PER_SPAN": 3},
                  {"BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1, "TWO_LEVEL": True},
                  {"BLOCK_N": 1, "BLOCK_T": 256, "num_warps": 1, "TWO_LEVEL": True},
-                 {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 8, "num_warps": 1,
+                 {"strategy": "chunked", "BLOCK_N": 16, "BLOCK_T": 8, "num_warps": 1,
                   "CHUNKS_PER_SPAN": 2, "TWO_LEVEL": True},
                  {"strategy": "lookback", "BLOCK_N": 2, "BLOCK_T": 4, "CHUNKS_PER_SPAN": 1},
-                 {"strategy": "lookback", "BLOCK_N": 8, "BLOCK_T": 8, "num_warps": 1,
+                 {"strategy": "lookback", "BLOCK_N": 16, "BLOCK_T": 8, "num_warps": 1,
                   "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True})
 
 
