@@ -38,8 +38,8 @@ SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                  {"BLOCK_N": 1, "BLOCK_T": 256, "num_warps": 1, "TWO_LEVEL": True},
                  {"strategy": "chunked", "BLOCK_N": 16, "BLOCK_T": 8, "num_warps": 1,
                   "CHUNKS_PER_SPAN": 2, "TWO_LEVEL": True},
-                 {"strategy": "lookback", "BLOCK_N": 2, "BLOCK_T": 4, "CHUNKS_PER_SPAN": 1},
-                 {"strategy": "lookback", "BLOCK_N": 16, "BLOCK_T": 8, "num_warps": 1,
+                 {"strategy": "lookback", "BLOCK_N": 2, "BLOCK_T": 16, "CHUNKS_PER_SPAN": 1},
+                 {"strategy": "lookback", "BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1,
                   "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True})
 
 
