@@ -101,7 +101,8 @@ _FOLD_PER_THREAD = 8
 # V-trace 10.5 vs 12.1 us, GAE 10.0 vs 11.0; 32x32768 (a window of 32) discounted returns 23.7
 # vs 15.7; 1x1048576 (1024) 31.2 vs 18.7. A one-pass probe of the bare recurrence
 # (benchmarks/onepass_probe.py) had folded whole rows faster; inside the fused kernel the
-# narrow and the very wide windows lost.
+# narrow and the very wide windows lost. These bounds were measured with the chained look-back;
+# the fold of published summaries (fourteenth session) kept them, not yet re-measured.
 _LOOKBACK_WINDOW = (64, 256)
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
