@@ -10,11 +10,15 @@ heuristic where the DB has none) or
 two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16; ``spSPLIT``:
 tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
-triton's reverse scan) instead of over descending lanes, for an A/B of the two.
+triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
+times every config twice, its later launches programmatic dependent ones and plain ones
+(``name=PDL/plain``). ``--stale-db`` lets ``tuned`` read the shipped DB's entries even though
+the kernel source changed since they were tuned (an A/B of a kernel edit on the tuned configs).
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
 import argparse
+import json
 import sys
 
 import torch
@@ -24,6 +28,7 @@ from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
+from rlscan import tuning
 from rlscan.tuning import which_config
 
 
@@ -83,6 +88,10 @@ def main(argv=None) -> int:
     p.add_argument("--ascending-time-major", action="store_true",
                    help="time-major backward scans over ascending lanes "
                         "(launch._DESCEND_TIME_MAJOR off)")
+    p.add_argument("--pdl-ab", action="store_true",
+                   help="each config with and without programmatic dependent launches")
+    p.add_argument("--stale-db", action="store_true",
+                   help="tuned: the shipped DB's entries whatever kernel source they were tuned for")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)
@@ -91,6 +100,12 @@ def main(argv=None) -> int:
         return 2
     if args.ascending_time_major:
         launch._DESCEND_TIME_MAJOR = False
+    if args.stale_db:
+        db = tuning.shipped_dir() / f"{tuning.gpu_slug(torch.cuda.get_device_name())}.json"
+        hashes = {k.get("source_hash") for k in json.loads(db.read_text())["kernels"].values()}
+        if len(hashes) == 1:
+            tuning._source_hash = hashes.pop()
+            tuning.load()
     bw, est = copy_bandwidth(), args.estimator
     for N, T in args.shapes:
         cell = grid.Cell(est, N, T, args.dtype, args.layout)
@@ -103,16 +118,21 @@ def main(argv=None) -> int:
                                    time_dim=0 if args.layout == "time_major" else -1).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
-            try:
-                with force_config(**cfg):
-                    out = grid.run(est, calls[0])[0].float()
-                    us = device_us([(lambda c=c: grid.run(est, c)) for c in calls])
-            except Exception as e:  # noqa: BLE001 - report and go on (compile/resource errors)
-                parts.append(f"{name}=ERR({type(e).__name__})")
-                continue
-            first = out if first is None else first
-            bad = (out - first).abs().max().item() > 1e-3
-            parts.append(f"{name}={us:.1f}" + ("!" if bad else ""))
+            timed = []
+            for pdl in ((True, False) if args.pdl_ab else (launch._PDL,)):
+                launch._PDL = pdl
+                try:
+                    with force_config(**cfg):
+                        out = grid.run(est, calls[0])[0].float()
+                        us = device_us([(lambda c=c: grid.run(est, c)) for c in calls])
+                except Exception as e:  # noqa: BLE001 - report and go on (compile/resources)
+                    timed.append(f"ERR({type(e).__name__}: {str(e)[:80]})")
+                    continue
+                first = out if first is None else first
+                bad = (out - first).abs().max().item() > 1e-3
+                timed.append(f"{us:.1f}" + ("!" if bad else ""))
+            launch._PDL = True
+            parts.append(f"{name}=" + "/".join(timed))
         mode = " asc" if args.ascending_time_major else ""
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
               + " ".join(parts), flush=True)

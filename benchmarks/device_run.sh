@@ -10,6 +10,8 @@
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
 #                                              # thread against the DB's configs (forced, ~2 min)
+#   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
+#                                              # and mid rows, tuned and look-back (~3 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -55,6 +57,15 @@ probes)
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py --constexprs 22 --counts 0,47 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/host_cost.py --shapes 4096x128,8x65536 2>&1 | grep -v "Warn\|_warn" ;;
+pdl-ab)
+  # later launches of a call (look-back after its fill, chunked carry pass and fix-up) as
+  # programmatic dependent ones or plain, on the tuned configs and a forced look-back tile
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in discounted_returns gae vtrace episodic_cumsum; do
+    timeout 120 python3 $R/benchmarks/compare_configs.py --estimator $e --stale-db --pdl-ab \
+      --shapes 1x1048576,8x262144,8x65536,32x32768,128x16384,256x8192,512x4096 \
+      --configs tuned,lookback:1x1024:w4:c1 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/pdl_ab.txt
+  done ;;
 group16-ab)
   # groups of 16 (32 bytes of bf16 a thread; valid configs since the fourteenth session, not yet
   # tuner candidates) against the shipped DB's choice on the big bf16 cells
@@ -63,10 +74,10 @@ group16-ab)
   G=$G,row_block:4x256:w2:2l:g16,row_block:1x512:w1:2l:g16,row_block:4x512:w4:2l:g16:sp4
   for e in discounted_returns gae vtrace; do
     timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e --dtype bfloat16 \
-      --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G 2>&1 \
+      --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests|verify|pdl-ab|group16-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

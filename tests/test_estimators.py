@@ -413,7 +413,8 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
                                  TWO_LEVEL=True, maxnreg=32), est, kw, rk, device,
                             T=shape[-1])
     assert seen and all(options(o)["maxnreg"] == 32 for o in seen)
-    assert "maxnreg" not in options((2, 1, None)) and "maxnreg" not in options((4, 3, None))
+    assert "maxnreg" not in options((2, 1, None, False))
+    assert "maxnreg" not in options((4, 3, None, True))
 
 
 @pytest.mark.parametrize("ends", ["random", "none"])
@@ -458,7 +459,7 @@ def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
     driver query per argument there) and records which tensor each one is, so the first launch,
     through Triton's JIT, specialises on the tensors themselves."""
     from rlscan.kernels import launch
-    from rlscan.kernels.scan import chunk_carry_kernel, fused_scan_kernel
+    from rlscan.kernels.scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
     calls = []
     monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
                         names=launch._CONSTEXPRS: calls.append((kernel, args, objs, consts)))
@@ -470,9 +471,11 @@ def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
         call("vtrace", kw, "cpu")
     kernels = {"fold": [fused_scan_kernel] * 2,
                "carry_pass": [fused_scan_kernel, chunk_carry_kernel, fused_scan_kernel]}
+    if strategy == "lookback":
+        kernels[None] = [fill_kernel, fused_scan_kernel]
     assert [k for k, *_ in calls] == kernels.get(fold, [fused_scan_kernel])
     pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
-                "O1", "WA", "WB", "WC"}
+                "O1", "WA", "WB", "WC", "W"}
     for kernel, args, objs, consts in calls:
         names = kernel.arg_names
         assert len(args) + len(consts) == len(names)

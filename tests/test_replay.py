@@ -9,7 +9,7 @@ import triton
 import rlscan
 from rlscan import _layout, _replay, tuning
 from rlscan.kernels import launch
-from rlscan.kernels.scan import chunk_carry_kernel, fused_scan_kernel
+from rlscan.kernels.scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 from cases import ESTIMATORS, call, make
 
@@ -56,13 +56,17 @@ def _normalised(launches, outs, inputs):
     # outputs, and give every workspace address as its offset from the first launch's WA
     names = {o.data_ptr(): f"out{k}" for k, o in enumerate(outs)}
     given = {x.data_ptr() for x in inputs.values() if isinstance(x, torch.Tensor)}
-    base = launches[0][1][fused_scan_kernel.arg_names.index("WA")]
+    kernels = {len(k.arg_names): k for k in (fused_scan_kernel, chunk_carry_kernel, fill_kernel)}
+    workspace = {fused_scan_kernel: ("WA", "WB", "WC"), chunk_carry_kernel: ("WA", "WB", "WC",
+                                                                          "ROW0"),
+                 fill_kernel: ("W",)}
+    first = kernels[len(launches[0][1])]
+    base = launches[0][1][first.arg_names.index(workspace[first][0])]
     normal = []
     for grid, args in launches:
-        kernel = fused_scan_kernel if len(args) == len(fused_scan_kernel.arg_names) \
-            else chunk_carry_kernel
+        kernel = kernels[len(args)]
         a = [names.get(x, x) if isinstance(x, int) else x for x in args]
-        for name in ("WA", "WB", "WC", "ROW0"):
+        for name in workspace[kernel]:
             i = kernel.arg_names.index(name)
             if args[i] not in given and args[i] not in names:
                 a[i] = ("workspace", args[i] - base)
@@ -90,6 +94,8 @@ def _variants():
     yield "eligibility_traces", {"spans": True}
     yield "gae", {"spans": True, "carry_pass": True}
     yield "linear_scan", {"spans": True, "carry_pass": True}
+    yield "gae", {"spans": True, "lookback": True}
+    yield "episodic_cumsum", {"spans": True, "lookback": True}
 
 
 def _inputs(est, opts, seed):
@@ -124,6 +130,9 @@ def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launc
     ck = fake_direct_launch
     if opts.get("carry_pass"):      # summaries folded by a third launch in between
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    if opts.get("lookback"):        # as a tuning DB entry would choose (the fill, then the scan)
+        monkeypatch.setattr(launch, "select_config", lambda pb: dict(
+            strategy="lookback", BLOCK_N=2, BLOCK_T=64, num_warps=1, CHUNKS_PER_SPAN=1))
     call(est, _inputs(est, opts, seed=1))                      # records
     assert len(_plans()) == 1
     n = len(ck.launches)

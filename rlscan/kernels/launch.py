@@ -13,7 +13,7 @@ from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
 from .configs import two_level_fits as _two_level_fits
-from .scan import chunk_carry_kernel, fused_scan_kernel
+from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
 
@@ -189,7 +189,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
               pb.row1 is not None, pb.pg_mix, pb.starts_at)
     tail = [pb.N, pb.T, per_span, float(pb.gamma), float(pb.lmbda), float(pb.rho_bar),
             float(pb.c_bar), float(pb.pg_rho_bar)]
-    options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1), cfg.get("maxnreg"))
+    options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1), cfg.get("maxnreg"), False)
     # programs that walk several chunks issue each chunk's loads one chunk ahead
     bn, bt = cfg["BLOCK_N"], cfg["BLOCK_T"]
     time_last = out0.stride(1) == 1
@@ -222,15 +222,23 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     if strategy == "row_block":
         _run(fused_scan_kernel, (_cdiv(pb.N, bn // split), 1),
              *_workspace(args, objs, (d, d, d), 1, tail),
-             consts + (0, 0) + block, options, spec)
+             consts + (0, 0, 0) + block, options, spec)
         return
+    # the launches after a call's first are programmatic dependent ones where the GPU has them
+    pdl = _pdl_capable(d.device)
+    dependent = options[:3] + (pdl,)
     if strategy == "lookback":
-        # one launch, one program per (row block, chunk): every chunk publishes its summary to
-        # an all-ones ("not yet") int64 workspace and folds the earlier ones (scan.py)
-        ws = torch.full((pb.N * K,), -1, dtype=torch.int64, device=d.device)
-        _replay.record_workspace(ws, fill=-1)
+        # one program per (row block, chunk): every chunk publishes its summary to an all-ones
+        # ("not yet") int64 workspace and folds the earlier ones (scan.py); the fill is ours,
+        # so that the scan may start beside it
+        n = pb.N * K
+        ws = torch.empty((n,), dtype=torch.int64, device=d.device)
+        _replay.record_workspace(ws)
+        _run(fill_kernel, (_cdiv(n, _FILL_BLOCK), 1), [ws.data_ptr(), n], [(0, ws)],
+             (-1, _FILL_BLOCK, int(pdl)), (4, 1, None, False), (ws.data_ptr() & 15, n),
+             _FILL_CONSTEXPRS)
         _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
-             consts + (3, _lookback_window(K)) + block, options, spec)
+             consts + (3, _lookback_window(K), int(pdl)) + block, dependent, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
     # folds the earlier spans' summaries itself when they fit one small tile. The fold tile is
@@ -241,21 +249,25 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
     _replay.record_workspace(wa)
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
-    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0) + block, options, spec)
+    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0, int(pdl)) + block, options,
+         spec)
     if fold == 0:
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
         w = (wa[0], wa[1], wa[2], pb.row0 if init else wa)
         _run(chunk_carry_kernel, (pb.N, 1), [x.data_ptr() for x in w] + [pb.N, K],
-             list(enumerate(w)), (init, min(_np2(K), 1024)), (4, 3, None),
+             list(enumerate(w)), (init, min(_np2(K), 1024), int(pdl)), (4, 3, None, pdl),
              (w[3].dtype, *(x.data_ptr() & 15 for x in w), pb.N, K), _CARRY_CONSTEXPRS)
-    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold) + block, options, spec)
+    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold, int(pdl)) + block,
+         dependent, spec)
 
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
-               "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD",
+               "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD", "PDL",
                "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "GROUP", "DESCEND", "CONTIG_ROWS",
                "SPLIT", "BLOCK_N", "BLOCK_T")
-_CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K")
+_CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K", "PDL")
+_FILL_CONSTEXPRS = ("VALUE", "BLOCK", "PDL")
+_FILL_BLOCK = 1024
 # (kernel, device, constexprs, options, argument specialisation) -> (launch function, its
 # leading arguments, CompiledKernel): see _launcher_of
 _compiled = {}
@@ -299,11 +311,29 @@ def _lookback_window(K: int) -> int:
 
 
 def _options(options: tuple) -> dict:
-    # (num_warps, num_stages, maxnreg) as launch keywords; no register cap, no keyword
+    # (num_warps, num_stages, maxnreg, launch_pdl) as launch keywords; no register cap, no
+    # keyword; launch_pdl only when set (a compile option of triton's CUDA backend)
     out = {"num_warps": options[0], "num_stages": options[1]}
     if options[2] is not None:
         out["maxnreg"] = options[2]
+    if options[3]:
+        out["launch_pdl"] = True
     return out
+
+
+# Programmatic dependent launch (sm_90+) of a call's second and later launches: the look-back
+# scan beside its fill, the chunked carry pass and fix-up beside the launch before.
+_PDL = True
+_pdl_devices: dict = {}     # torch.device -> bool
+
+
+def _pdl_capable(device) -> bool:
+    ok = _pdl_devices.get(device)
+    if ok is None:
+        ok = _pdl_devices[device] = (
+            device.type == "cuda" and os.environ.get("TRITON_INTERPRET") != "1"
+            and torch.cuda.get_device_capability(device)[0] >= 9)
+    return ok and _PDL
 
 
 def _tensors(args: list, objs: list) -> list:
@@ -362,7 +392,8 @@ def _direct_launch_ok() -> bool:
     names = list(fused_scan_kernel.arg_names)
     return (3, 6) <= version <= (3, 9) and names[-len(_CONSTEXPRS):] == list(_CONSTEXPRS) \
         and len(names) == 47 + len(_CONSTEXPRS) and list(chunk_carry_kernel.arg_names) == [
-            "WA", "WB", "WC", "ROW0", "N", "K", *_CARRY_CONSTEXPRS]
+            "WA", "WB", "WC", "ROW0", "N", "K", *_CARRY_CONSTEXPRS] \
+        and list(fill_kernel.arg_names) == ["W", "n", *_FILL_CONSTEXPRS]
 
 
 _DIRECT = _direct_launch_ok()

@@ -429,7 +429,7 @@ def fused_scan_kernel(
     HAS_TERM: tl.constexpr, HAS_TRUNC: tl.constexpr, GAMMA_T: tl.constexpr,
     LAMBDA_T: tl.constexpr, HAS_ROW0: tl.constexpr, HAS_ROW1: tl.constexpr,
     PG_MIX: tl.constexpr, STARTS_AT: tl.constexpr, PHASE: tl.constexpr, FOLD: tl.constexpr,
-    PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
+    PDL: tl.constexpr, PREFETCH: tl.constexpr, NEXT_GATHER: tl.constexpr, TWO_LEVEL: tl.constexpr,
     GROUP: tl.constexpr, DESCEND: tl.constexpr, CONTIG_ROWS: tl.constexpr, SPLIT: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_T: tl.constexpr,
 ):
@@ -443,9 +443,13 @@ def fused_scan_kernel(
     publish its summary, fold the published summaries in windows of FOLD spans
     (``_fold_published``), apply the carry to the scan still in registers, write (inputs read
     once).
+    PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
+    next launch start once all its programs have started; PHASE 2 issues its first loads
+    before it waits (``gdc_wait``) for the previous launch's summaries, PHASE 3 its whole chunk
+    before it waits for the fill of AGG.
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
-    [G, BN, Q, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4 or 8)
+    [G, BN, Q, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4, 8, 16)
     contiguous steps, one a thread, Q = PARTS = BLOCK_T / EG parts in registers), scanned by
     ``_suffix_two_level``; GROUP is 4 without TWO_LEVEL.
     DESCEND (backward scans of time-major buffers): lanes in descending time, a forward scan.
@@ -515,11 +519,10 @@ def fused_scan_kernel(
     carry = init
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
-    elif PHASE == 2:
-        if FOLD == 0:
-            carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
-        else:
-            carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
+        if PDL:
+            # the next launch (carry pass or fix-up) may start once every program of this one
+            # has: it waits (gdc_wait) before it reads what this one writes
+            tl.extra.cuda.gdc_launch_dependents()
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
     if PREFETCH:
@@ -529,6 +532,14 @@ def fused_scan_kernel(
             r64 * s3r, r64 * s4r, r64 * s5r, r64 * s6r, r64 * s7r, r64 * s8r, s0t, s1t,
             s2t, s3t, s4t, s5t, s6t, s7t, s8t, t, m, T, gamma, lmbda, EST, REVERSE, VNEXT,
             RATIO, HAS_TERM, HAS_TRUNC, GAMMA_T, LAMBDA_T, STARTS_AT, CONTIG_ROWS)
+    if PHASE == 2:
+        # the fix-up's first loads are in flight; only now the previous launch's summaries
+        if PDL:
+            tl.extra.cuda.gdc_wait()
+        if FOLD == 0:
+            carry = tl.load(WC + o_n.to(tl.int64) * K + i_s, mask=m_n, other=0.0)
+        else:
+            carry = _fold_spans(WA, WB, o_n.to(tl.int64) * K, i_s, m_n, init, FOLD)
     for i_c in range(c_lo, c_hi):
         t, m = _tile(i_c, T, o_t, m_r, REVERSE, DESCEND, STEP)
         if PREFETCH:
@@ -616,6 +627,8 @@ def fused_scan_kernel(
             span_a = _at(s_a, o_p == P_END, TWO_LEVEL)
             span_b = _at(s_b, o_p == P_END, TWO_LEVEL)
             o_w = o_n.to(tl.int64) * K + i_s
+            if PDL:
+                tl.extra.cuda.gdc_wait()    # the fill of AGG has landed
             if i_s == 0:
                 tl.store(WA + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
                                          _apply(span_a, span_b, carry)), mask=m_n)
@@ -701,10 +714,16 @@ def fused_scan_kernel(
 
 
 @triton.jit
-def chunk_carry_kernel(WA, WB, WC, ROW0, N, K, HAS_INIT: tl.constexpr, BLOCK_K: tl.constexpr):
+def chunk_carry_kernel(WA, WB, WC, ROW0, N, K, HAS_INIT: tl.constexpr, BLOCK_K: tl.constexpr,
+                       PDL: tl.constexpr):
     """Carry pass of the chunked strategy: for one row, the value entering each span is the
     composition of all earlier spans (scan order) applied to the initial value, i.e. an
-    exclusive scan of the span summaries with the same combine."""
+    exclusive scan of the span summaries with the same combine. PDL: a programmatic dependent
+    launch between the two phases of fused_scan_kernel (it lets the fix-up start, then waits
+    for the summaries)."""
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+        tl.extra.cuda.gdc_wait()
     i_n = tl.program_id(0).to(tl.int64)
     o_k = tl.arange(0, BLOCK_K)
     carry = tl.full([], 0.0, tl.float32)
@@ -719,3 +738,14 @@ def chunk_carry_kernel(WA, WB, WC, ROW0, N, K, HAS_INIT: tl.constexpr, BLOCK_K: 
         x_prev = tl.gather(x, tl.maximum(o_k - 1, 0), 0)
         tl.store(WC + i_n * K + k0 + o_k, tl.where(o_k == 0, carry, x_prev), mask=m)
         carry = tl.sum(tl.where(o_k == BLOCK_K - 1, x, 0.0), axis=0)
+
+
+@triton.jit
+def fill_kernel(W, n, VALUE: tl.constexpr, BLOCK: tl.constexpr, PDL: tl.constexpr):
+    """W[:n] = VALUE (int64): the look-back's "not yet" marks. PDL: the look-back launch that
+    follows may start at once; it scans its chunk, then waits for this fill (gdc_wait) before
+    it publishes."""
+    if PDL:
+        tl.extra.cuda.gdc_launch_dependents()
+    o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(W + o, tl.full([BLOCK], VALUE, tl.int64), mask=o < n)
