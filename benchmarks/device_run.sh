@@ -19,6 +19,9 @@
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
 python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site . >/dev/null 2>&1; rm -rf build
+# DB=path: a tuning DB to use instead of the tree's (a warm machine keeps the last retune's
+# in /tmp/tdb_last.json: DB=/tmp/tdb_last.json right after tune-bench)
+if [ -n "${DB:-}" ] && [ -f "$DB" ]; then cp "$DB" /tmp/site/rlscan/tuning_db/nvidia-h200.json; fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 cd /tmp
 T0=$(date +%s)
@@ -27,8 +30,10 @@ tune-bench)
   timeout -s INT 490 python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
   cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
+  cp $OUT/tdb/nvidia-h200.json /tmp/tdb_last.json
   echo "tune took $(( $(date +%s) - T0 )) s"
-  timeout ${BENCH_S:-80} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3 ;;
+  timeout ${BENCH_S:-80} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+  rm -f $OUT/b1/bench.png $OUT/tdb/*.lock ;;
 bench-more)
   # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3

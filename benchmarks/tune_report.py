@@ -63,15 +63,16 @@ def report(db, seconds=None) -> str:
     wins = Counter(e["config"]["strategy"] for _, e in rows)
     two = Counter(e["config"]["strategy"] for _, e in rows if e["config"].get("TWO_LEVEL"))
     capped = Counter(f"r{e['config']['maxnreg']}" for _, e in rows if e["config"].get("maxnreg"))
-    eights = Counter(e["dtype"] for _, e in rows if e["config"].get("GROUP", 4) == 8)
+    groups = Counter(f"{e['dtype']} g{e['config']['GROUP']}" for _, e in rows
+                     if e["config"].get("GROUP", 4) != 4)
     splits = Counter(f"sp{e['config']['SPLIT']}" for _, e in rows if e["config"].get("SPLIT"))
     out += ["", "Winning strategies: " + ", ".join(f"{k} {v}" for k, v in wins.most_common())
             + "; of these with the two-level backward scan (`/2l`): "
             + (", ".join(f"{k} {v}" for k, v in two.most_common()) or "none")
             + "; under a register cap (`/rN`): "
             + (", ".join(f"{k} {v}" for k, v in sorted(capped.items())) or "none")
-            + "; with groups of 8 steps a thread (`/g8`): "
-            + (", ".join(f"{k} {v}" for k, v in sorted(eights.items())) or "none")
+            + "; with groups of 8 or 16 steps a thread (`/g8`, `/g16`): "
+            + (", ".join(f"{k} {v}" for k, v in sorted(groups.items())) or "none")
             + "; with a row over several warps (`/spN`): "
             + (", ".join(f"{k} {v}" for k, v in sorted(splits.items())) or "none") + ".", "",
             "## Every bucket", "",

@@ -626,24 +626,26 @@ def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
     assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16"} <= labels
 
 
-def test_groups_of_8_are_candidates_for_16_bit_backward_time_last_calls_only():
-    """Two-level tiles of groups of 8 steps (16-byte bf16 loads a thread) are measured for
-    16-bit inputs of backward estimators in time-last buffers, each filling its warps."""
+def test_groups_of_8_and_16_are_candidates_for_16_bit_backward_time_last_calls_only():
+    """Two-level tiles of groups of 8 steps (16-byte bf16 loads a thread), and two small tiles
+    of groups of 16, are measured for 16-bit inputs of backward estimators in time-last
+    buffers, each filling its warps."""
     for N, T in SHAPES:
         for est in ("gae", "vtrace", "eligibility_traces"):
             for layout in C.LAYOUTS:
                 for dtype in C.DTYPES:
                     g8 = [c for c in C.candidates(est, N, T, layout, dtype) if c.get("GROUP")]
                     if est in C.BACKWARD and layout == "time_last" and dtype != "float32":
-                        assert all(c["GROUP"] == 8 and c["TWO_LEVEL"] and C.two_level_fits(c)
-                                   for c in g8), (est, N, T)
+                        assert all(c["GROUP"] in (8, 16) and c["TWO_LEVEL"]
+                                   and C.two_level_fits(c) for c in g8), (est, N, T)
                         assert g8 or T < 128, (est, N, T)   # short rows: no tile fills a warp
                     else:
                         assert not g8, (est, N, T, layout, dtype)
     labels = {C.label(c) for c in C.candidates("discounted_returns", 65536, 128, "time_last",
                                                 "bfloat16")}
     assert {"row_block/4x128/w2/s1/2l/g8", "row_block/2x128/w1/s1/2l/g8",
-            "row_block/2x128/w2/s1/2l"} <= labels
+            "row_block/2x128/w2/s1/2l", "row_block/4x128/w1/s1/2l/g16",
+            "row_block/8x128/w2/s1/2l/g16"} <= labels
 
 
 def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
@@ -999,5 +1001,6 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     assert "| float32 | time_last | 4 | 1.19× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
     assert text.count("| gae | float32 | time_last |") == 4
-    assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 steps "
-            "a thread (`/g8`): float32 1; with a row over several warps (`/spN`): sp2 1." in text)
+    assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 or 16 "
+            "steps a thread (`/g8`, `/g16`): float32 g8 1; with a row over several warps "
+            "(`/spN`): sp2 1." in text)

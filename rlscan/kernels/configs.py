@@ -111,10 +111,12 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
 # discounted returns 65536x128 4x128/w2 21.8 us (best of 4: 26.0), 131072x256 2x256/w2 74.2
 # (94.7); GAE 131072x256 1x256/w1 113.8 (130.4); V-trace 65536x128 4x128/w2 40.3 (45.4). fp32
 # lost with them (discounted returns 65536x128 2x128/w2 33.2 vs 27.9).
-# Groups of 16 (32 bytes of bf16 a thread) are valid configs (CPU-checked, fourteenth session)
-# but not yet candidates: unmeasured on the GPU, and sm_90 builds of them take 146-241 registers
-# against g8's 88-157 (triton 3.9 locally; 1x1024/w1/g16 spills). A forced A/B first:
-# `device_run.sh group16-ab`.
+# Groups of 16 (32 bytes of bf16 a thread; sm_90 builds take 146-241 registers against g8's
+# 88-157): forced against the DB's choice on the big bf16 cells (fifteenth session,
+# `device_run.sh group16-ab`), only the small tiles won, and only for discounted returns:
+# 65536x128 4x128/w1/g16 16.9 us vs 21.6 (floor 13.7), 8x128/w2/g16 17.6; GAE 33.0 vs 31.1,
+# V-trace 46.1 vs 40.6; wider g16 tiles lost everywhere (1x512/w1 discounted 1024x8192 28.2 vs
+# 20.6; 4x512/w4/sp4 22.2).
 GROUPS = (4, 8, 16)
 SPLITS = (1, 2, 4, 8, 16, 32)
 # Two-level row blocks that spread each row over SPLIT warps (BN = SPLIT tile rows, one input
@@ -142,6 +144,7 @@ _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
                  ("row_block", 1, 512, 1, None), ("row_block", 1, 1024, 1, None),
                  ("chunked", 2, 128, 1, 4), ("chunked", 1, 512, 1, 1))
+_GROUP16_16BIT = (("row_block", 4, 128, 1, None), ("row_block", 8, 128, 2, None))
 
 
 def next_pow2(n: int) -> int:
@@ -289,7 +292,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
     two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); for 64 to
     2048 rows, two-level tiles that spread a row over warps (``_SPLIT_ROWS``); with 16-bit
-    inputs, two-level tiles of groups of 8 steps as well (``_GROUP8_16BIT``). Forward
+    inputs, two-level tiles of groups of 8 and 16 steps as well (``_GROUP8_16BIT``,
+    ``_GROUP16_16BIT``). Forward
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
     over warps (``_SPLIT_ROWS_FORWARD``)."""
     if layout not in LAYOUTS:
@@ -329,11 +333,12 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                         seen.add(label(c))
                         out.append(c)
         if dtype in ("bfloat16", "float16"):
-            for c in _fit(N, T, _GROUP8_16BIT):
-                c = dict(c, TWO_LEVEL=True, GROUP=8)
-                if two_level_fits(c) and label(c) not in seen:
-                    seen.add(label(c))
-                    out.append(validate(c))
+            for group, tiles in ((8, _GROUP8_16BIT), (16, _GROUP16_16BIT)):
+                for c in _fit(N, T, tiles):
+                    c = dict(c, TWO_LEVEL=True, GROUP=group)
+                    if two_level_fits(c) and label(c) not in seen:
+                        seen.add(label(c))
+                        out.append(validate(c))
     elif (layout == "time_last" and estimator not in BACKWARD
           and _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]):
         for bn, bt, warps, split in _SPLIT_ROWS_FORWARD:

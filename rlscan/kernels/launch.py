@@ -257,8 +257,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         _run(chunk_carry_kernel, (pb.N, 1), [x.data_ptr() for x in w] + [pb.N, K],
              list(enumerate(w)), (init, min(_np2(K), 1024), int(pdl)), (4, 3, None, pdl),
              (w[3].dtype, *(x.data_ptr() & 15 for x in w), pb.N, K), _CARRY_CONSTEXPRS)
-    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (2, fold, int(pdl)) + block,
-         dependent, spec)
+    # the fix-up issues its first chunk's loads before it reads the carry, even in spans of
+    # one chunk (then the next chunk's loads are masked off)
+    _run(fused_scan_kernel, (row_progs, K), *ws,
+         consts + (2, fold, int(pdl), int(_PREFETCH)) + block[1:], dependent, spec)
 
 
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
@@ -322,7 +324,11 @@ def _options(options: tuple) -> dict:
 
 
 # Programmatic dependent launch (sm_90+) of a call's second and later launches: the look-back
-# scan beside its fill, the chunked carry pass and fix-up beside the launch before.
+# scan beside its fill, the chunked carry pass and fix-up beside the launch before. H200, the
+# fourteenth session's tuned configs, PDL vs plain (fifteenth session, compare_configs.py
+# --pdl-ab): discounted returns 8x65536 6.4 vs 6.9 us, 1x1048576 10.6 vs 11.1; GAE 32x32768 9.6
+# vs 10.4, 8x262144 18.7 vs 19.4; V-trace 1x1048576 16.3 vs 17.6; forced 1x1024/w4 look-back
+# spans within 0.3 us either way (the fill is short).
 _PDL = True
 _pdl_devices: dict = {}     # torch.device -> bool
 
