@@ -23,12 +23,12 @@ import sys
 
 import torch
 
+from rlscan import tuning
 from rlscan.kernels import configs as C
 from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
-from rlscan import tuning
 from rlscan.tuning import which_config
 
 
@@ -91,7 +91,8 @@ def main(argv=None) -> int:
     p.add_argument("--pdl-ab", action="store_true",
                    help="each config with and without programmatic dependent launches")
     p.add_argument("--stale-db", action="store_true",
-                   help="tuned: the shipped DB's entries whatever kernel source they were tuned for")
+                   help="tuned: the shipped DB's entries, whatever kernel source they were "
+                        "tuned for")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)

@@ -31,7 +31,19 @@ def tensor(name: str, x, *, kind: str, shape: Optional[Sequence[int]] = None,
         raise ValueError(f"{name} has shape {tuple(x.shape)}; expected {what} {tuple(shape)}")
     if device is not None and x.device != device:
         raise ValueError(f"{name} is on {x.device}; expected {device} like the other inputs")
+    if x.requires_grad:
+        no_autograd(name)
     return x
+
+
+def no_autograd(name: str) -> None:
+    """An input that requires grad, while grad mode is on: the estimators build no autograd
+    graph (the kernels write plain outputs), so a gradient the caller expects would be silently
+    missing; say so instead. Under ``torch.no_grad()`` such inputs are read as data."""
+    if torch.is_grad_enabled():
+        raise ValueError(f"{name} requires grad: rlscan's estimators are not differentiable (their "
+                         f"outputs carry no autograd graph); call them under torch.no_grad() or "
+                         f"pass {name}.detach()")
 
 
 def time_axis(time_dim, ndim: int) -> int:
@@ -64,6 +76,8 @@ def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
             raise TypeError(f"{name} has dtype {v.dtype}; expected a floating-point tensor")
         if v.device != device:
             raise ValueError(f"{name} is on {v.device}; expected {device} like the other inputs")
+        if v.requires_grad:
+            no_autograd(name)
         try:
             v = v.broadcast_to(shape)
         except RuntimeError:

@@ -13,9 +13,10 @@ Why: on the H200's host the derivation cost ~34 us of a 47 us GAE call at 4096x1
 time of 4.6 us.
 
 What makes a replay exactly the recorded path: the signature holds everything validation and
-the derivation read (each tensor's shape, strides, dtype, device and 16-byte alignment, every
-other argument's value by type and value, the current CUDA device), so the whole path would
-reach the same decisions and launch arguments but the addresses. A call is recorded only if
+the derivation read (each tensor's shape, strides, dtype, device, 16-byte alignment and
+requires_grad, every other argument's value by type and value, the current CUDA device), so the
+whole path would reach the same decisions and launch arguments but the addresses. A call is
+recorded only if no tensor argument requires grad (whether that is allowed depends on grad mode),
 every address a kernel receives is an argument's own (no copy), an output's or a recorded
 workspace's, no two tensor arguments share an address, every launch was direct (none through
 Triton's own path: a profiler's launch hook, a Triton version the launcher was not checked
@@ -100,8 +101,9 @@ class _Plan:
         return self.wrap(outs)
 
 
-# The signature of one argument: a tensor's shape, strides, dtype, device and 16-byte
-# alignment; anything else by type and value (gamma=True is rejected where gamma=1.0 is not, and
+# The signature of one argument: a tensor's shape, strides, dtype, device, 16-byte alignment
+# and requires_grad (such calls are never replayed: the check depends on grad mode); anything
+# else by type and value (gamma=True is rejected where gamma=1.0 is not, and
 # True == 1.0). Written out inline in ``replayable``.
 Tensor = torch.Tensor
 
@@ -120,7 +122,8 @@ def replayable(fn):
         try:
             # each argument's signature (see Tensor above), inline: a function call per
             # argument cost ~10% of a replay
-            key = (fn, *[(x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15)
+            key = (fn, *[(x.shape, x.stride(), x.dtype, x.device, x.data_ptr() & 15,
+                          x.requires_grad)
                          if isinstance(x, Tensor) else (type(x), x) for x in sources], *kwargs)
             plan = _plans.get(key, False)
         except TypeError:                     # an unhashable argument: no signature
@@ -156,6 +159,8 @@ def _plan(rec, result, args, kwargs, primary_name):
         return None
     outs = list(result) if isinstance(result, tuple) else [result]
     sources = (*args, *kwargs.values())
+    if any(isinstance(x, torch.Tensor) and x.requires_grad for x in sources):
+        return None                   # whether that is allowed depends on grad mode: check it
     owner = {}                        # address -> source index (outputs: ~k)
     for i, x in enumerate(sources):
         if isinstance(x, torch.Tensor) and x.numel():

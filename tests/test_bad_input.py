@@ -69,6 +69,13 @@ CASES = [
     (lambda: rlscan.linear_scan(R, None), ValueError, ["b"]),
     (lambda: rlscan.linear_scan(R, t(N, T - 2)), ValueError, ["b", "shape"]),
     (lambda: rlscan.linear_scan(torch.tensor(1.0), torch.tensor(1.0)), ValueError, ["0-d"]),
+    (lambda: rlscan.gae(R, V.clone().requires_grad_()), ValueError,
+     ["values", "requires grad", "torch.no_grad()", "values.detach()"]),
+    (lambda: rlscan.gae(R.clone().requires_grad_(), V), ValueError, ["rewards", "requires grad"]),
+    (lambda: rlscan.gae(R, V, gamma=torch.full((N, 1), 0.9, requires_grad=True)), ValueError,
+     ["gamma", "requires grad"]),
+    (lambda: rlscan.vtrace(R, V, log_ratio=LR.clone().requires_grad_()), ValueError,
+     ["log_ratio", "requires grad"]),
 ]
 
 
@@ -79,6 +86,18 @@ def test_bad_input_raises_clear_error_naming_the_argument(i):
         fn()
     for w in words:
         assert w in str(info.value), (str(info.value), w)
+
+
+def test_inputs_that_require_grad_are_read_as_data_under_no_grad(backend, device):
+    """The estimators are not differentiable on any backend: with grad mode on, an input that
+    requires grad is an error (above); under torch.no_grad() it is read as data, and the
+    outputs, the same as for the detached inputs, carry no autograd graph."""
+    v = V.to(device).clone().requires_grad_()
+    with torch.no_grad():
+        adv, ret = rlscan.gae(R.to(device), v, F.to(device), gamma=0.9, lmbda=0.8)
+    want = rlscan.gae(R.to(device), v.detach(), F.to(device), gamma=0.9, lmbda=0.8)
+    assert not adv.requires_grad and not ret.requires_grad
+    assert torch.equal(adv, want.advantages) and torch.equal(ret, want.returns)
 
 
 @pytest.mark.gpu
@@ -98,3 +117,13 @@ def test_import_is_fast_and_does_not_touch_cuda_or_triton():
     assert float(dt) < 0.5
     assert cuda_init == "False"
     assert triton_loaded == "False"
+
+
+def test_cpu_tensors_meet_kernels_compiled_for_the_gpu_with_a_clear_error(monkeypatch):
+    """RLSCAN_INTERPRET=1 set only after the kernels were defined: CPU tensors would reach
+    kernels compiled for the GPU; the call says what to do instead of crashing inside Triton."""
+    from rlscan.kernels import launch
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    monkeypatch.setattr(launch, "_INTERPRETED", False)
+    with pytest.raises(RuntimeError, match="RLSCAN_INTERPRET=1 must be in the environment before"):
+        rlscan.gae(R, V)

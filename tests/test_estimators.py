@@ -155,6 +155,38 @@ def matches_reference_under(config: dict, est: str, kw: dict, rk: dict, device, 
     assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
+@pytest.mark.parametrize("config", [None, dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16,
+                                                num_warps=1, CHUNKS_PER_SPAN=1),
+                                    dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16,
+                                         num_warps=1, CHUNKS_PER_SPAN=1)])
+@pytest.mark.parametrize("est", BACKWARD)
+def test_right_padded_sequences_match_each_sequence_alone(backend, device, est, config):
+    """Language-model batches: sequences of different lengths right-padded to T, each ended by
+    terminated at its last real token. Every real token's outputs equal those of the sequence
+    computed alone, whatever the padding holds (NaN here): the flag cuts the carry from the
+    padding, and nothing of a terminated step's successor is read."""
+    if config is not None and backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    T, lengths = 50, (50, 23, 1, 17)
+    kw, rk = make(est, (len(lengths), T), seed=3)
+    padded = dict(kw)
+    for i, n in enumerate(lengths):
+        rk["terminated"][i, n - 1] = True
+    padded["terminated"] = rk["terminated"].clone()
+    for name, x in kw.items():
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.shape == (len(lengths), T):
+            x = x.clone()
+            for i, n in enumerate(lengths):
+                x[i, n:] = float("nan")
+            padded[name] = x
+    with force_config(**config) if config else contextlib.nullcontext():
+        out = cases.as_tuple(call(est, padded, device))
+    for i, n in enumerate(lengths):
+        alone = {k: (v[i:i + 1, :n] if isinstance(v, torch.Tensor) else v) for k, v in rk.items()}
+        assert_matches(tuple(o[i:i + 1, :n] for o in out), reference(est, alone), T=n,
+                       scale=scale_of(est, alone))
+
+
 @pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
     ("row_block", 1, 16, None), ("row_block", 2, 32, None), ("row_block", 4, 16, None),
     ("chunked", 1, 16, 1), ("chunked", 2, 16, 2), ("lookback", 1, 16, 1),
@@ -485,6 +517,51 @@ def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
             assert isinstance(x, torch.Tensor) and args[i] == x.data_ptr()
         assert all(isinstance(a, torch.Tensor) for a in
                    [launch._tensors(args, objs)[i] for i, _ in objs])
+
+
+@pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
+                                             ("chunked", "carry_pass"), ("lookback", None)])
+def test_only_the_later_launches_of_a_call_are_programmatic_dependent_ones(monkeypatch,
+                                                                          strategy, fold):
+    """Where the GPU has programmatic dependent launch, a call's first launch is a plain one (it
+    reads the caller's tensors at once, so all earlier work must be done) and tells the next
+    launch it may start (PDL constexpr 1 on chunked's first phase and on the fill); each later
+    one is launched dependent (launch_pdl) and waits inside before it reads the launch before.
+    Without the capability nothing is dependent."""
+    from rlscan.kernels.scan import fused_scan_kernel
+    calls = []
+    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
+                        names=launch._CONSTEXPRS:
+                        calls.append((kernel, dict(zip(names, consts)), options)))
+    if fold == "carry_pass":
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    kw, _ = make("gae", (3, 70), seed=1)
+    for capable in (True, False):
+        calls.clear()
+        monkeypatch.setattr(launch, "_pdl_capable", lambda device, c=capable: c)
+        with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                          CHUNKS_PER_SPAN=1):
+            call("gae", kw, "cpu")
+        dependent = [options[3] for _, _, options in calls]
+        assert dependent == [False] + [capable] * (len(calls) - 1)
+        pdl = [consts["PDL"] for _, consts, _ in calls]
+        assert pdl == ([0] if strategy == "row_block" else [int(capable)] * len(calls))
+        assert launch._options(calls[-1][2]).get("launch_pdl", False) == (
+            capable and strategy != "row_block")
+        if strategy == "chunked":
+            # the fix-up issues its first chunk's loads before it reads the carry
+            assert calls[-1][0] is fused_scan_kernel and calls[-1][1]["PREFETCH"] == 1
+
+
+def test_interpreter_cpu_tensors_and_older_tritons_never_launch_dependent(monkeypatch):
+    """The interpreter has no grid-dependency instructions, CPU tensors no launches, and a
+    Triton without the launch option or the in-kernel wait no programmatic dependent launch."""
+    assert launch._pdl_capable(torch.device("cpu")) is False
+    import triton.language.extra.cuda as cuda
+    assert launch._triton_has_pdl() == hasattr(cuda, "gdc_wait")
+    monkeypatch.delattr(cuda, "gdc_wait", raising=False)
+    assert launch._triton_has_pdl() is False
 
 
 @pytest.mark.gpu

@@ -184,6 +184,24 @@ def test_copies_shared_addresses_and_tritons_own_launches_take_the_whole_path(
     assert len(_replay._plans) == 3                 # each signature decided once
 
 
+def test_inputs_that_require_grad_are_checked_on_every_call(fake_direct_launch):
+    """A recorded plan never serves a call whose inputs require grad (that check depends on
+    grad mode, which no signature holds): with grad mode on such a call raises even after the
+    same shapes were recorded, and under torch.no_grad() it runs the whole path, unrecorded."""
+    ck = fake_direct_launch
+    kw, _ = make("gae", (4, 20), seed=1)
+    call("gae", kw)
+    call("gae", kw)
+    assert len(_plans()) == 1 and len(ck.launches) == 2
+    kw["values"] = kw["values"].clone().requires_grad_()
+    with pytest.raises(ValueError, match="values requires grad"):
+        call("gae", kw)
+    with torch.no_grad():
+        call("gae", kw)
+        call("gae", kw)
+    assert len(_plans()) == 1 and len(ck.launches) == 4
+
+
 def test_new_signatures_and_bad_input_take_the_whole_path(fake_direct_launch):
     kw, _ = make("gae", (4, 20), seed=1)
     call("gae", kw)

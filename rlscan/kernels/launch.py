@@ -151,8 +151,13 @@ def _workspace(args: list, objs: list, ws, K: int, tail: list):
 
 def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None:
     """Run ``pb`` into the [N, T] output views ``out0`` (and ``out1``)."""
-    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     d = pb.p0                     # stands in for absent tensors (never read)
+    if d.device.type != "cuda" and not _INTERPRETED:
+        raise RuntimeError(
+            "CPU tensors reach rlscan's Triton kernels (RLSCAN_INTERPRET=1), but the kernels were "
+            "compiled for the GPU: RLSCAN_INTERPRET=1 must be in the environment before rlscan is "
+            "imported, so that Triton's interpreter is on when the kernels are defined")
+    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     # Addresses go in as ints: Triton's launcher then skips a data_ptr() call and a driver
     # pointer query per argument. ``objs`` keeps (position, tensor) for Triton's JIT path;
     # ``spec`` gets what Triton specialises on (dtype, 16-byte alignment, strides). An absent
@@ -334,12 +339,27 @@ _pdl_devices: dict = {}     # torch.device -> bool
 
 
 def _pdl_capable(device) -> bool:
+    """Whether launches on ``device`` may be programmatic dependent ones: a CUDA GPU of sm_90 or
+    newer, compiled (not interpreted), by a Triton that has both the launch option and the
+    in-kernel wait (``_triton_has_pdl``)."""
     ok = _pdl_devices.get(device)
     if ok is None:
         ok = _pdl_devices[device] = (
             device.type == "cuda" and os.environ.get("TRITON_INTERPRET") != "1"
-            and torch.cuda.get_device_capability(device)[0] >= 9)
+            and _triton_has_pdl() and torch.cuda.get_device_capability(device)[0] >= 9)
     return ok and _PDL
+
+
+def _triton_has_pdl() -> bool:
+    # the compile option and the instructions (triton 3.6 on the H200, read in 3.9's source);
+    # rlscan accepts triton >= 3.2, which may lack either
+    try:
+        from triton.backends.nvidia.compiler import CUDAOptions
+        import triton.language.extra.cuda as cuda
+    except ImportError:
+        return False
+    return ("launch_pdl" in getattr(CUDAOptions, "__dataclass_fields__", {})
+            and hasattr(cuda, "gdc_wait") and hasattr(cuda, "gdc_launch_dependents"))
 
 
 def _tensors(args: list, objs: list) -> list:
@@ -403,6 +423,8 @@ def _direct_launch_ok() -> bool:
 
 
 _DIRECT = _direct_launch_ok()
+# whether the kernels were defined under Triton's interpreter (TRITON_INTERPRET=1 at import)
+_INTERPRETED = type(fused_scan_kernel).__name__ == "InterpretedFunction"
 
 
 def _replay_allowed() -> bool:
