@@ -5,8 +5,9 @@
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace,
 #                                              # discounted, bf16 time-major (~30 s after a tune)
-#   bash benchmarks/device_run.sh gpu-tests-1  # pytest -m gpu, its five largest tests (then
-#   bash benchmarks/device_run.sh gpu-tests-2  # the rest: the whole suite is ~700 s)
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side (new,
+#                                              # not yet run; one process: ~700 s). Fallback:
+#                                              # gpu-tests-1 then gpu-tests-2, two calls
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
@@ -42,13 +43,26 @@ bench-more)
   # bf16 + bool flags in time-major buffers (CONTIG_ROWS, ninth session)
   timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --layouts time_major --baselines "" --out $OUT/b4 2>&1 | grep -v "Warn\|_warn" | tail -2
   rm -f $OUT/b2/bench.png $OUT/b4/bench.png ;;
-gpu-tests|gpu-tests-1|gpu-tests-2)
-  # the whole suite outgrew a call (fifteenth session: 76% in 540 s), so it runs in two calls:
-  # gpu-tests-1 the five largest parametrised tests, gpu-tests-2 the rest; gpu-tests: all (cut)
+gpu-tests)
+  # pytest -m gpu in SHARDS processes side by side (tests/conftest.py RLSCAN_TEST_SHARD): most
+  # of a GPU test is Triton compiling on the CPU, and the host has 16 cores (one process: ~700
+  # s, fifteenth session; this sharded mode is new then, not yet run on the device)
+  S=${SHARDS:-8}
+  for i in $(seq 0 $((S - 1))); do
+    (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout 540 python3 -m pytest . -m gpu -q -rfEs \
+      -p no:cacheprovider -o addopts="" > /tmp/gpu_shard_$i.log 2>&1) &
+  done
+  wait
+  for i in $(seq 0 $((S - 1))); do echo "## shard $i/$S"; cat /tmp/gpu_shard_$i.log; done \
+    > $OUT/gpu_tests.log
+  grep -h "passed\|failed\|error" /tmp/gpu_shard_*.log | grep -v "^FAILED\|^ERROR" ;;
+gpu-tests-1|gpu-tests-2)
+  # the fallback, one process in two calls: gpu-tests-1 the five largest parametrised tests,
+  # gpu-tests-2 the rest (the whole suite outgrew a call: 76% in 540 s, fifteenth session)
   HEAVY="two_level_backward or chunk_edges or rows_split or two_level_groups or matches_float"
-  case "$1" in gpu-tests-1) K="$HEAVY" ;; gpu-tests-2) K="not ($HEAVY)" ;; *) K="" ;; esac
+  case "$1" in gpu-tests-1) K="$HEAVY" ;; *) K="not ($HEAVY)" ;; esac
   (cd $R/tests && timeout 540 python3 -m pytest . -m gpu -v -p no:cacheprovider -o addopts="" \
-    ${K:+-k "$K"} --durations=12 > $OUT/gpu_tests.log 2>&1)
+    -k "$K" --durations=12 > $OUT/gpu_tests.log 2>&1)
   tail -3 $OUT/gpu_tests.log ;;
 verify)
   # the thorough profile alone (~470 s with 14 workers; the dev profile: 79 runs in 102 s)

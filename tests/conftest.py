@@ -46,3 +46,25 @@ def nan_poisoned_outputs(monkeypatch):
     """Fresh output buffers start as NaN, so an unwritten lane fails every comparison."""
     import rlscan._layout
     monkeypatch.setattr(rlscan._layout, "POISON_OUTPUTS", True)
+
+
+@pytest.hookimpl(trylast=True)     # after -m and -k have deselected theirs: balanced shards
+def pytest_collection_modifyitems(config, items):
+    """``RLSCAN_TEST_SHARD=i/n`` keeps every n-th collected test from the i-th (0 <= i < n):
+    n pytest processes side by side on one GPU host then run the suite in about 1/n of the
+    time, since most of a GPU test's time is Triton compiling on the CPU (the whole ``-m gpu``
+    suite on the H200: ~700 s in one process, fifteenth session). Round robin spreads each
+    test's parametrisations over the shards."""
+    shard = os.environ.get("RLSCAN_TEST_SHARD")
+    if not shard:
+        return
+    try:
+        i, n = (int(v) for v in shard.split("/"))
+        if not 0 <= i < n:
+            raise ValueError
+    except ValueError:
+        raise pytest.UsageError(f"RLSCAN_TEST_SHARD={shard!r}: expected i/n with 0 <= i < n") \
+            from None
+    keep = [item for k, item in enumerate(items) if k % n == i]
+    config.hook.pytest_deselected(items=[item for k, item in enumerate(items) if k % n != i])
+    items[:] = keep
