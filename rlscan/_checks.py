@@ -19,7 +19,8 @@ def _names(dtypes) -> str:
 
 def tensor(name: str, x, *, kind: str, shape: Optional[Sequence[int]] = None,
            device: Optional[torch.device] = None, what: str = "the per-step shape") -> torch.Tensor:
-    """A real-valued (``kind="real"``) or flag (``kind="flag"``) tensor of a given shape and device."""
+    """A real-valued (``kind="real"``) or flag (``kind="flag"``) tensor of a given shape and
+    device."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if x.dtype not in _ALLOWED[kind]:
@@ -70,7 +71,8 @@ def _number(name: str, v) -> float:
 def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
     """γ or λ: a float in [0, 1], or a real tensor broadcastable to the per-step shape.
 
-    Tensor values are range-checked on CPU; on CUDA that would need a host sync, so it is skipped."""
+    Tensor values are range-checked on CPU; on CUDA that would need a host sync, so it is
+    skipped."""
     if isinstance(v, torch.Tensor):
         if not v.dtype.is_floating_point:
             raise TypeError(f"{name} has dtype {v.dtype}; expected a floating-point tensor")
@@ -111,7 +113,8 @@ def out_dtype(v) -> torch.dtype:
 def exactly_one(names_values) -> None:
     given = [n for n, v in names_values if v is not None]
     if len(given) > 1:
-        raise ValueError(f"{' and '.join(given)} both given; they are alternative encodings, pass one")
+        raise ValueError(f"{' and '.join(given)} both given; they are alternative encodings, "
+                         f"pass one")
 
 
 def finite_float(name: str, v) -> float:
