@@ -53,7 +53,8 @@ def _outputs(out):
 
 def _normalised(launches, outs, inputs):
     # outputs and workspaces are fresh allocations at other addresses in every call: name the
-    # outputs, and give every workspace address as its offset from the first launch's WA
+    # outputs, and give every workspace address as its offset from the first launch's first
+    # workspace argument (WA, or the look-back fill's W)
     names = {o.data_ptr(): f"out{k}" for k, o in enumerate(outs)}
     given = {x.data_ptr() for x in inputs.values() if isinstance(x, torch.Tensor)}
     kernels = {len(k.arg_names): k for k in (fused_scan_kernel, chunk_carry_kernel, fill_kernel)}
