@@ -17,7 +17,8 @@
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
-# One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S cap phases.
+# One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S / SHARD_S cap
+# phases.
 R=$PWD
 rm -rf /tmp/site   # pip --target does not replace an existing package on a warm machine
 python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site . >/dev/null 2>&1; rm -rf build
@@ -49,7 +50,7 @@ gpu-tests)
   # s, fifteenth session; this sharded mode is new then, not yet run on the device)
   S=${SHARDS:-8}
   for i in $(seq 0 $((S - 1))); do
-    (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout 540 python3 -m pytest . -m gpu -q -rfEs \
+    (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \
       -p no:cacheprovider -o addopts="" > /tmp/gpu_shard_$i.log 2>&1) &
   done
   wait
