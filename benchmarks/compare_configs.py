@@ -119,8 +119,8 @@ def main(argv=None) -> int:
                                    time_dim=0 if args.layout == "time_major" else -1).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
-            timed = []
-            for pdl in ((True, False) if args.pdl_ab else (launch._PDL,)):
+            timed, shipped_pdl = [], launch._PDL
+            for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,)):
                 launch._PDL = pdl
                 try:
                     with force_config(**cfg):
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
                 first = out if first is None else first
                 bad = (out - first).abs().max().item() > 1e-3
                 timed.append(f"{us:.1f}" + ("!" if bad else ""))
-            launch._PDL = True
+            launch._PDL = shipped_pdl
             parts.append(f"{name}=" + "/".join(timed))
         mode = " asc" if args.ascending_time_major else ""
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "

@@ -5,8 +5,8 @@
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace,
 #                                              # discounted, bf16 time-major (~30 s after a tune)
-#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side (new,
-#                                              # not yet run; one process: ~700 s). Fallback:
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side
+#                                              # (~150 s; one process: ~700 s). Fallback:
 #                                              # gpu-tests-1 then gpu-tests-2, two calls
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
@@ -47,7 +47,7 @@ bench-more)
 gpu-tests)
   # pytest -m gpu in SHARDS processes side by side (tests/conftest.py RLSCAN_TEST_SHARD): most
   # of a GPU test is Triton compiling on the CPU, and the host has 16 cores (one process: ~700
-  # s, fifteenth session; this sharded mode is new then, not yet run on the device)
+  # s, fifteenth session; 8 shards: 152 s, the slowest shard 145 s, sixteenth session)
   S=${SHARDS:-8}
   for i in $(seq 0 $((S - 1))); do
     (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \
