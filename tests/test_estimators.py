@@ -212,15 +212,16 @@ def test_chunk_edges_do_not_change_results(backend, device, est, strategy, block
 @pytest.mark.parametrize("est", ["gae", "lambda_returns", "retrace", "eligibility_traces"])
 def test_chunked_carry_by_fold_or_carry_pass_matches_reference(backend, device, est, carry,
                                                                 monkeypatch):
-    """71 spans per row. The chunked fix-up pass finds the value entering its span by folding
-    the earlier spans' summaries itself (two launches), or, when they would not fit one small
-    tile, from the separate carry pass (three launches)."""
+    """35 spans per row (a fold tile of 64, half of it padding). The chunked fix-up pass finds
+    the value entering its span by folding the earlier spans' summaries itself (two launches),
+    or, when they would not fit one small tile, from the separate carry pass (three launches).
+    (71 spans took 32-38 s a fold case in the interpreter, the slowest tests of the suite.)"""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     from rlscan.kernels import launch
     if carry == "carry_pass":
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
-    shape = (3, 16 * 70 + 3)
+    shape = (3, 16 * 34 + 3)
     kw, rk = make(est, shape, seed=13)
     matches_reference_under(dict(strategy="chunked", BLOCK_N=2, BLOCK_T=16, num_warps=1,
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
