@@ -182,3 +182,30 @@ def test_thorough_plan_gives_every_estimator_at_least_2000_examples():
         grown = [(p.name, n) for x, p, n in after if x == e] != \
             [(p.name, n) for x, p, n in runs if x == e]
         assert grown == (before[e] < 2000)
+
+
+def test_an_interrupted_run_summarises_what_finished_and_never_passes(capsys, monkeypatch):
+    """SIGINT (Ctrl-C, or `timeout -s INT` on a time-capped machine) in the middle of a run:
+    the finished runs' table and the unfinished runs' names are printed, and the exit code is
+    130, not 0 (1 had a finished run failed)."""
+    from rlscan.verify import runner
+    real, calls = runner.run_property, []
+
+    def stop_at_the_third(*args, **kwargs):
+        calls.append(args[1:3])
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_property", stop_at_the_third)
+    code, out = run(capsys, "--estimator", "episodic_cumsum", "--examples", "2",
+                    "--backend", "torch", "--profile", "ci")
+    from rlscan.verify.properties import for_estimator
+    names = [p.name for p in for_estimator("episodic_cumsum")]
+    assert code == 130
+    summary = next(line for line in out.splitlines() if line.startswith("Interrupted after"))
+    assert f"2 of {len(names)} property runs finished, 2 passed, 0 failed" in summary
+    assert summary.endswith(", ".join(f"episodic_cumsum / {n}" for n in names[2:]))
+    assert [line.split()[0] for line in out.splitlines() if line.startswith("episodic")] == \
+        ["episodic_cumsum"]                                    # the table's row
+    assert "property runs passed in" not in out

@@ -67,6 +67,7 @@ class Progress:
     def __init__(self, stream, total: int):
         self.stream, self.total, self.done = stream, total, 0
         self.live = stream.isatty()
+        self.outcomes = []          # in the order the runs ended (an interrupted run's summary)
 
     def start(self, est, prop, n):
         self.label = f"[{self.done + 1:>3}/{self.total}] {est:<18} {prop:<40}"
@@ -82,6 +83,7 @@ class Progress:
 
     def finish(self, outcome):
         self.done += 1
+        self.outcomes.append(outcome)
         worst = _fmt_ratio(outcome.worst) if outcome.worst else "-"
         line = (f"{self.label} {outcome.examples:>5} ex  worst {worst:>7}  "
                 f"{outcome.status:<9} {outcome.seconds:6.1f}s")
@@ -121,6 +123,21 @@ def table(outcomes) -> str:
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[3]  # noqa: E731
     rule = "-" * (sum(widths) + 6 + max(len(r[3]) for r in rows + [head]))
     return "\n".join([fmt(head), rule] + [fmt(r) for r in rows])
+
+
+def interrupted(out, runs, done, seconds: float) -> int:
+    """The summary of a run stopped by SIGINT (Ctrl-C, or ``timeout -s INT`` on a time-capped
+    machine): which property runs finished, their table, which did not. Exit 1 if a finished
+    run failed, else 130 (interrupted): a cut run is never a pass."""
+    ended = {(o.estimator, o.prop) for o in done}
+    missing = [f"{est} / {prop.name}" for est, prop, _ in runs if (est, prop.name) not in ended]
+    failed = [o for o in done if o.failed]
+    out.write(f"\nInterrupted after {seconds:.0f}s: {len(done)} of {len(runs)} property runs "
+              f"finished, {len(done) - len(failed)} passed, {len(failed)} failed; not finished: "
+              f"{', '.join(missing) or 'none'}\n")
+    if done:
+        out.write(f"\n{table(done)}\n")
+    return 1 if failed else 130
 
 
 def top_up(runs, minimum: int):
@@ -169,16 +186,28 @@ def _run_parallel(args, runs, profile, backend, progress):
             for i in order:
                 est, prop, n = runs[i]
                 futures[pool.submit(_run_one, args, backend, profile, est, prop.name, n)] = i
-            for fut in cf.as_completed(futures):
-                i = futures[fut]
-                est, prop, n = runs[i]
-                o = outcomes[i] = fut.result()
-                progress.start(est, prop.name, n)
-                progress.finish(o)
-                if args.fail_fast and o.failed:
+            try:
+                for fut in cf.as_completed(futures):
+                    i = futures[fut]
+                    est, prop, n = runs[i]
+                    o = outcomes[i] = fut.result()
+                    progress.start(est, prop.name, n)
+                    progress.finish(o)
+                    if args.fail_fast and o.failed:
+                        for f in futures:
+                            f.cancel()
+                        break
+            except KeyboardInterrupt:
+                # a run in progress is lost either way: stop the workers (a SIGINT sent to this
+                # process alone leaves them running) rather than wait for them on the way out;
+                # the pool then breaks, so no queued run starts
+                workers = list((getattr(pool, "_processes", None) or {}).values())
+                for proc in workers:
+                    proc.terminate()
+                if not workers:
                     for f in futures:
                         f.cancel()
-                    break
+                raise
     return [o for o in outcomes if o is not None]
 
 
@@ -222,18 +251,21 @@ def main(argv: Optional[List[str]] = None) -> int:
             for est, prop in plan]
     if args.examples is None:
         runs = top_up(runs, profiles.MIN_PER_ESTIMATOR.get(profile, 0))
-    if args.jobs > 1 and len(runs) > 1:
-        outcomes = _run_parallel(args, runs, profile, backend, progress)
-    else:
-        outcomes = []
-        for est, prop, n in runs:
-            progress.start(est, prop.name, n)
-            o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
-                                    seed=args.seed, on_example=progress.example)
-            progress.finish(o)
-            outcomes.append(o)
-            if args.fail_fast and o.failed:
-                break
+    try:
+        if args.jobs > 1 and len(runs) > 1:
+            outcomes = _run_parallel(args, runs, profile, backend, progress)
+        else:
+            outcomes = []
+            for est, prop, n in runs:
+                progress.start(est, prop.name, n)
+                o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
+                                        seed=args.seed, on_example=progress.example)
+                progress.finish(o)
+                outcomes.append(o)
+                if args.fail_fast and o.failed:
+                    break
+    except KeyboardInterrupt:
+        return interrupted(out, runs, progress.outcomes, time.perf_counter() - start)
     reported = [f"{o.estimator} / {o.prop}" for o in outcomes if report(o)]
     if reported:
         out.write(f"\nReported above, under their progress lines: {', '.join(reported)}\n")
