@@ -1004,3 +1004,38 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 or 16 "
             "steps a thread (`/g8`, `/g16`): float32 g8 1; with a row over several warps "
             "(`/spN`): sp2 1." in text)
+
+
+def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
+    """benchmarks/kernel_resources.py compiles the launches a forced config makes (recorded
+    from the launcher, not re-derived) for sm_90 without a GPU and reads registers and spills
+    from ptxas: a row block is one launch, chunked two (summaries, fix-up), each line with its
+    phase, a register count and the resident warps that count allows."""
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "kernel_resources.py"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
+                                                           "RLSCAN_INTERPRET")}
+    res = subprocess.run([sys.executable, str(script), "--estimators", "gae", "--shape",
+                          "8x4096", "--configs", "row_block:2x128:w2:2l,chunked:1x512:w1:c1:2l"],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith("gae ")]
+    assert [(r[1], r[2]) for r in rows] == [("row_block:2x128:w2:2l", "0"),
+                                            ("chunked:1x512:w1:c1:2l", "1"),
+                                            ("chunked:1x512:w1:c1:2l", "2")]
+    mod = _benchmark_script("kernel_resources")
+    for r, warps in zip(rows, (2, 1, 1)):
+        regs = int(r[3])
+        assert 16 <= regs <= 255
+        assert int(r[5]) == mod.resident_warps(regs, warps)
+
+
+def test_resident_warps_follow_the_sm90_register_file():
+    """65,536 registers an SM, allocated per warp in units of 256, at most 64 warps and 32
+    blocks: 48 registers and 2-warp blocks give 21 blocks (42 warps); 32 registers 64 warps."""
+    mod = _benchmark_script("kernel_resources")
+    assert mod.resident_warps(48, 2) == 42
+    assert mod.resident_warps(32, 2) == 64
+    assert mod.resident_warps(32, 1) == 32          # the 32-block limit
+    assert mod.resident_warps(255, 16) == 0         # 130,560 registers: no block fits
+    assert mod.resident_warps(128, 16) == 16

@@ -1,0 +1,140 @@
+"""Registers, spills and instruction counts of the scan kernel for sm_90, without a GPU.
+
+Register pressure decides how many warps an SM holds (benchmarks/NOTES.md, "What limits us
+now" 7), and earlier sessions read it from ptxas by hand. For each estimator and forced config
+this script makes the standard grid's call (``rlscan.tune.grid``, fp32, time-last) on CPU
+tensors with the launcher's ``_run`` replaced by a recorder, so it gets exactly the constexprs
+and options of every launch the H200 would make (programmatic dependent launches on); it then
+compiles each launch of ``fused_scan_kernel`` with Triton's compiler for
+``GPUTarget("cuda", 90, 32)`` (no driver needed), runs the ptxas Triton itself uses for sm_90
+(``-v``) and prints: registers a thread, spill bytes, the SM's resident warps those registers
+allow (65,536 registers, 64 warps, 32 blocks), PTX lines, shuffles (``shfl.sync``) and
+barriers (``bar.sync``).
+
+    python benchmarks/kernel_resources.py --estimators gae,vtrace --shape 8x65536 \\
+        --configs row_block:2x128:w2:2l,chunked:1x512:w1:c1:2l,lookback:1x1024:w4:c1
+
+Configs are ``compare_configs.py`` names. The numbers are for the Triton installed here (the
+H200 runs triton 3.6, whose ptxas and code generation differ: check with its wheel).
+"""
+import argparse
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from rlscan.kernels import launch as L
+from rlscan.kernels import scan as S
+from rlscan.tune import grid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_configs import parse_config  # noqa: E402 - a sibling script, not a package
+
+_POINTERS = ("P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
+             "O1", "WA", "WB", "WC")
+_FLOATS = ("gamma", "lmbda", "rho_bar", "c_bar", "pg_rho_bar")
+
+
+def launches(est: str, N: int, T: int, cfg: dict):
+    """[(constexprs, options), ...] of the scan-kernel launches of one call of the grid's cell,
+    as the launcher makes them on a GPU with programmatic dependent launch."""
+    seen = []
+
+    def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
+        if kernel is L.fused_scan_kernel:
+            seen.append((dict(zip(names, consts)), options))
+
+    call = grid.draw(grid.Cell(est, N, T, "float32", "time_last"))
+    saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
+    L._run, L._INTERPRETED, L._pdl_capable = record, True, (lambda device: True)
+    os.environ["RLSCAN_INTERPRET"] = "1"          # CPU tensors take the kernel path
+    try:
+        with L.force_config(**cfg), contextlib.suppress(Exception):
+            grid.run(est, call)                   # the outputs are never written
+    finally:
+        L._run, L._INTERPRETED, L._pdl_capable = saved[:3]
+        if saved[3] is None:
+            os.environ.pop("RLSCAN_INTERPRET")
+        else:
+            os.environ["RLSCAN_INTERPRET"] = saved[3]
+    return seen
+
+
+def compile_ptx(consts: dict, options: tuple) -> str:
+    """PTX of fused_scan_kernel for sm_90 with these constexprs and launcher options."""
+    fn = S.fused_scan_kernel
+    sig = {}
+    for name in fn.arg_names:
+        if name in consts:
+            sig[name] = "constexpr"
+        elif name in _POINTERS:
+            sig[name] = {"TERM": "*fp32", "WA": "*i64" if consts["PHASE"] == 3 else "*fp32"}.get(
+                name, "*fp32")
+        else:
+            sig[name] = "fp32" if name in _FLOATS else "i32"
+    src = ASTSource(fn, sig, constexprs={(fn.arg_names.index(k),): v for k, v in consts.items()})
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                          options=L._options(options)).asm["ptx"]
+
+
+def ptxas_report(ptx: str) -> dict:
+    """Registers and spill bytes from Triton's own ptxas (``-v``) for sm_90a."""
+    from triton.backends.nvidia.compiler import get_ptxas
+    ptxas = get_ptxas(90).path        # the one Triton itself runs for sm_90 (triton 3.6, 3.9)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        res = subprocess.run([ptxas, "-v", "-arch=sm_90a", path, "-o", os.path.join(d, "k.o")],
+                             capture_output=True, text=True, check=True)
+    text = res.stdout + res.stderr
+    regs = re.search(r"Used (\d+) registers", text)
+    spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
+    return {"registers": int(regs.group(1)) if regs else None,
+            "spill_stores": int(spill.group(1)) if spill else 0,
+            "spill_loads": int(spill.group(2)) if spill else 0}
+
+
+def resident_warps(registers: int, num_warps: int) -> int:
+    """Warps an SM holds at that register count (sm_90: 65,536 registers, 64 warps, registers
+    allocated per warp in units of 256)."""
+    per_warp = -(-registers * 32 // 256) * 256
+    blocks = min(65536 // (per_warp * num_warps), 32, 64 // num_warps)
+    return blocks * num_warps
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--estimators", default="gae")
+    p.add_argument("--shape", type=grid.parse_shapes, default=[(4096, 128)], help="NxT")
+    p.add_argument("--configs", default="row_block:2x128:w2:2l")
+    args = p.parse_args(argv)
+    (N, T), = args.shape
+    print(f"triton {triton.__version__}, sm_90, fp32 time-last {N}x{T}; per scan launch")
+    print(f"{'estimator':<18} {'config':<32} phase regs spill(st/ld) warps/SM ptx shfl bar")
+    for est in args.estimators.split(","):
+        if est not in grid.ESTIMATORS:
+            p.error(f"--estimators: unknown {est!r}; expected some of {grid.ESTIMATORS}")
+        for name in args.configs.split(","):
+            cfg = parse_config(name)
+            if not isinstance(cfg, dict):
+                p.error(f"--configs: {name!r} is not a launch config")
+            for consts, options in launches(est, N, T, cfg):
+                ptx = compile_ptx(consts, options)
+                r = ptxas_report(ptx)
+                print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
+                      f"{r['spill_stores']:>5}/{r['spill_loads']:<5} "
+                      f"{resident_warps(r['registers'], options[0]):>8} "
+                      f"{ptx.count(chr(10)):>5} {ptx.count('shfl.sync'):>4} "
+                      f"{ptx.count('bar.sync'):>3}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
