@@ -209,3 +209,21 @@ def test_an_interrupted_run_summarises_what_finished_and_never_passes(capsys, mo
     assert [line.split()[0] for line in out.splitlines() if line.startswith("episodic")] == \
         ["episodic_cumsum"]                                    # the table's row
     assert "property runs passed in" not in out
+
+
+def test_an_interrupted_run_with_a_failure_among_the_finished_exits_1(capsys, monkeypatch):
+    """Cut after a failing run (a planted bug in Retrace's trace coefficient): exit 1, the
+    failure counted in the summary."""
+    from rlscan.verify import runner
+    real, calls = runner.run_property, []
+
+    def stop_at_the_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_property", stop_at_the_second)
+    code, out = run(capsys, "--impl", "rlscan.verify.mutants:retrace_c_at_t", "--profile", "ci")
+    assert code == 1
+    assert "1 of " in out and "finished, 0 passed, 1 failed" in out
