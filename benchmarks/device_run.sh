@@ -68,8 +68,10 @@ gpu-tests-1|gpu-tests-2)
 verify)
   # the thorough profile alone (~470 s with 14 workers; the dev profile: 79 runs in 102 s)
   # VERIFY_ARGS: more rlscan-verify arguments (e.g. "--property matches_reference")
+  # runs of over 200 examples in parts: the longest run (V-trace's reference match, 304 s in
+  # the sixteenth session) no longer bounds the call; a SIGINT at VERIFY_S prints what finished
   timeout -s INT -k 20 ${VERIFY_S:-540} python3 -m rlscan.verify.cli --profile ${VERIFY_PROFILE:-thorough} \
-    --jobs 14 ${VERIFY_ARGS:-} > $OUT/verify.log 2>&1
+    --jobs 14 --split-examples 200 ${VERIFY_ARGS:-} > $OUT/verify.log 2>&1
   grep -v "Warning\|_warn" $OUT/verify.log | tail -14 ;;
 probes)
   # what a launch argument costs on the host (before cutting the scan kernel's 47 + 22), then

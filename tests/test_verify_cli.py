@@ -227,3 +227,39 @@ def test_an_interrupted_run_with_a_failure_among_the_finished_exits_1(capsys, mo
     code, out = run(capsys, "--impl", "rlscan.verify.mutants:retrace_c_at_t", "--profile", "ci")
     assert code == 1
     assert "1 of " in out and "finished, 0 passed, 1 failed" in out
+
+
+def test_split_cuts_long_runs_into_parts_with_their_own_seeds():
+    """--split-examples K: a run of n > K examples becomes ceil(n / K) near-equal parts; part 0
+    keeps the run's seed, part k > 0 searches from seed + k (from k under the derandomized ci
+    profile, else all parts would draw the same examples; from a random seed otherwise)."""
+    from rlscan.verify.properties import PROPERTIES
+    prop = PROPERTIES["matches_reference"]
+    parts = cli.split([("gae", prop, 401), ("gae", prop, 200)], 200, None, derandomized=True)
+    assert [(n, k, of, s) for _, _, n, k, of, s in parts] == [
+        (134, 0, 3, None), (134, 1, 3, 1), (133, 2, 3, 2), (200, 0, 1, None)]
+    assert [s for *_, s in cli.split([("gae", prop, 600)], 200, 5, False)] == [5, 6, 7]
+    assert [s for *_, s in cli.split([("gae", prop, 600)], 200, None, False)] == [None] * 3
+    assert cli.split([("gae", prop, 601)], 0, 9, True) == [("gae", prop, 601, 0, 1, 9)]
+    assert [cli.run_name(r)[1] for r in parts] == ["matches_reference 1/3",
+                                                   "matches_reference 2/3",
+                                                   "matches_reference 3/3",
+                                                   "matches_reference"]
+
+
+def test_jobs_run_split_parts_and_the_table_counts_them_all(capsys):
+    """With --jobs, parts run as runs of their own (a progress line each) and the table sums
+    their examples; without --jobs nothing is split."""
+    args = ("--estimator", "gae", "--property", "matches_reference", "--examples", "7",
+            "--backend", "torch", "--profile", "ci", "--split-examples", "3")
+    code, out = run(capsys, *args, "--jobs", "2")
+    assert code == 0, out
+    assert "1 property runs (3 with parts)" in out.splitlines()[0]
+    names = sorted(line.split("]", 1)[1].split()[1:3] for line in out.splitlines()
+                   if line.startswith("["))
+    assert names == [["matches_reference", f"{k}/3"] for k in (1, 2, 3)]
+    row = next(line.split() for line in out.splitlines() if line.startswith("gae "))
+    assert int(row[1]) >= 7 and row[-1] == "pass"
+    code, out = run(capsys, *args)
+    assert code == 0 and "with parts" not in out
+    assert len([line for line in out.splitlines() if line.startswith("[")]) == 1

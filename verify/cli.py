@@ -4,18 +4,21 @@
     rlscan-verify --estimator gae --profile dev     # one estimator, more examples
     rlscan-verify --impl mylib.ops:gae              # any function with rlscan's gae signature
     rlscan-verify --profile thorough --jobs 16      # property runs spread over 16 processes
+    rlscan-verify --profile thorough --jobs 16 --split-examples 200   # long runs in parts
 
 Runs on CUDA if present, else rlscan's Triton kernels in the interpreter on CPU (``--backend``
 overrides). Prints one progress line per property, a failing property's copy-paste reproducer of
 its shrunk example right under its line (so a run cut short keeps the reports of the runs that
 ended), and a table (estimator, examples, worst error/bound, result). Exits 1 on any failure, 2
-on a usage error.
+on a usage error, 130 when interrupted (SIGINT) with no failure among the runs that ended.
 """
 import argparse
 import math
 import sys
 import time
 from typing import List, Optional
+
+from hypothesis import settings
 
 from . import backends, profiles
 from .cases import ESTIMATORS
@@ -51,6 +54,10 @@ def parse_args(argv):
                    help="run the property runs in N worker processes (default 1). The float64 "
                         "references and bounds run on the CPU, sequentially over time: on a GPU "
                         "host the thorough profile is CPU-bound, ~600 s an estimator")
+    p.add_argument("--split-examples", type=int, default=0, metavar="K",
+                   help="with --jobs: cut each property run of more than K examples into parts "
+                        "of at most K, each its own search with its own seed, so that no single "
+                        "run bounds the wall time (default 0: no parts)")
     p.add_argument("--list", action="store_true", help="list the properties and exit")
     return p.parse_args(argv)
 
@@ -68,8 +75,10 @@ class Progress:
         self.stream, self.total, self.done = stream, total, 0
         self.live = stream.isatty()
         self.outcomes = []          # in the order the runs ended (an interrupted run's summary)
+        self.finished = set()       # their names (run_name)
 
     def start(self, est, prop, n):
+        self.name = f"{est} / {prop}"
         self.label = f"[{self.done + 1:>3}/{self.total}] {est:<18} {prop:<40}"
         self.n = n
         if self.live:
@@ -84,6 +93,7 @@ class Progress:
     def finish(self, outcome):
         self.done += 1
         self.outcomes.append(outcome)
+        self.finished.add(self.name)
         worst = _fmt_ratio(outcome.worst) if outcome.worst else "-"
         line = (f"{self.label} {outcome.examples:>5} ex  worst {worst:>7}  "
                 f"{outcome.status:<9} {outcome.seconds:6.1f}s")
@@ -125,12 +135,13 @@ def table(outcomes) -> str:
     return "\n".join([fmt(head), rule] + [fmt(r) for r in rows])
 
 
-def interrupted(out, runs, done, seconds: float) -> int:
+def interrupted(out, runs, progress, seconds: float) -> int:
     """The summary of a run stopped by SIGINT (Ctrl-C, or ``timeout -s INT`` on a time-capped
     machine): which property runs finished, their table, which did not. Exit 1 if a finished
     run failed, else 130 (interrupted): a cut run is never a pass."""
-    ended = {(o.estimator, o.prop) for o in done}
-    missing = [f"{est} / {prop.name}" for est, prop, _ in runs if (est, prop.name) not in ended]
+    done = progress.outcomes
+    missing = [f"{est} / {name}" for est, name, *_ in map(run_name, runs)
+               if f"{est} / {name}" not in progress.finished]
     failed = [o for o in done if o.failed]
     out.write(f"\nInterrupted after {seconds:.0f}s: {len(done)} of {len(runs)} property runs "
               f"finished, {len(done) - len(failed)} passed, {len(failed)} failed; not finished: "
@@ -138,6 +149,29 @@ def interrupted(out, runs, done, seconds: float) -> int:
     if done:
         out.write(f"\n{table(done)}\n")
     return 1 if failed else 130
+
+
+def split(runs, most: int, seed: Optional[int], derandomized: bool):
+    """``runs`` ((estimator, property, examples), ...) as (estimator, property, examples, part,
+    parts, seed): a run of more than ``most`` examples (``most`` > 0) cut into near-equal parts,
+    each its own Hypothesis search. Part k > 0 searches from seed ``seed + k``, from ``k`` under
+    a derandomized profile (else every part would draw the same examples), else from a random
+    one; part 0 from ``seed`` as an unsplit run would."""
+    out = []
+    for est, prop, n in runs:
+        parts = -(-n // most) if most > 0 else 1
+        for k in range(parts):
+            size = n // parts + (k < n % parts)
+            s = seed if k == 0 else (seed + k if seed is not None else (k if derandomized
+                                                                        else None))
+            out.append((est, prop, size, k, parts, s))
+    return out
+
+
+def run_name(run):
+    """(estimator, property name as the progress line shows it: "name k/parts" for a part)."""
+    est, prop, _, k, parts, _ = run
+    return est, prop.name if parts == 1 else f"{prop.name} {k + 1}/{parts}"
 
 
 def top_up(runs, minimum: int):
@@ -154,7 +188,7 @@ def top_up(runs, minimum: int):
     return out
 
 
-def _run_one(args, backend, profile, est, prop_name, n):
+def _run_one(args, backend, profile, est, prop_name, n, seed):
     """One property run in a worker process (spawned: the backend is chosen before rlscan's
     kernels are defined there)."""
     backends.activate(backend)
@@ -165,7 +199,7 @@ def _run_one(args, backend, profile, est, prop_name, n):
     est_hint = args.estimator[0] if args.impl and args.estimator else None
     target = load_target(args.impl, backend, est_hint, args.depth_model)
     return runner.run_property(target, est, PROPERTIES[prop_name], profile=profile,
-                               max_examples=n, seed=args.seed)
+                               max_examples=n, seed=seed)
 
 
 def _run_parallel(args, runs, profile, backend, progress):
@@ -184,14 +218,14 @@ def _run_parallel(args, runs, profile, backend, progress):
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])
             futures = {}
             for i in order:
-                est, prop, n = runs[i]
-                futures[pool.submit(_run_one, args, backend, profile, est, prop.name, n)] = i
+                est, prop, n, *_, seed = runs[i]
+                futures[pool.submit(_run_one, args, backend, profile, est, prop.name, n,
+                                    seed)] = i
             try:
                 for fut in cf.as_completed(futures):
                     i = futures[fut]
-                    est, prop, n = runs[i]
                     o = outcomes[i] = fut.result()
-                    progress.start(est, prop.name, n)
+                    progress.start(*run_name(runs[i]), runs[i][2])
                     progress.finish(o)
                     if args.fail_fast and o.failed:
                         for f in futures:
@@ -243,29 +277,33 @@ def main(argv: Optional[List[str]] = None) -> int:
     estimators = [e for e in target.estimators if not args.estimator or e in args.estimator]
     plan = [(e, p) for e in estimators for p in for_estimator(e)
             if not args.properties or p.name in args.properties]
-    out.write(f"rlscan-verify: {target.name} on {backend} ({target.device}), profile {profile}, "
-              f"depth model {target.depth_model}, {len(plan)} property runs\n")
-    progress = Progress(out, len(plan))
-    start = time.perf_counter()
     runs = [(est, prop, profiles.examples(profile, prop.weight, args.examples))
             for est, prop in plan]
     if args.examples is None:
         runs = top_up(runs, profiles.MIN_PER_ESTIMATOR.get(profile, 0))
+    runs = split(runs, args.split_examples if args.jobs > 1 else 0, args.seed,
+                 bool(settings.get_profile(profile).derandomize))
+    parts = f" ({len(runs)} with parts)" if len(runs) != len(plan) else ""
+    out.write(f"rlscan-verify: {target.name} on {backend} ({target.device}), profile {profile}, "
+              f"depth model {target.depth_model}, {len(plan)} property runs{parts}\n")
+    progress = Progress(out, len(runs))
+    start = time.perf_counter()
     try:
         if args.jobs > 1 and len(runs) > 1:
             outcomes = _run_parallel(args, runs, profile, backend, progress)
         else:
             outcomes = []
-            for est, prop, n in runs:
-                progress.start(est, prop.name, n)
+            for run in runs:
+                est, prop, n, *_, seed = run
+                progress.start(*run_name(run), n)
                 o = runner.run_property(target, est, prop, profile=profile, max_examples=n,
-                                        seed=args.seed, on_example=progress.example)
+                                        seed=seed, on_example=progress.example)
                 progress.finish(o)
                 outcomes.append(o)
                 if args.fail_fast and o.failed:
                     break
     except KeyboardInterrupt:
-        return interrupted(out, runs, progress.outcomes, time.perf_counter() - start)
+        return interrupted(out, runs, progress, time.perf_counter() - start)
     reported = [f"{o.estimator} / {o.prop}" for o in outcomes if report(o)]
     if reported:
         out.write(f"\nReported above, under their progress lines: {', '.join(reported)}\n")
