@@ -95,9 +95,14 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # Look-back spans of one warp a row (fourteenth session): the chunked 1x512/w1/2l's tile without
 # its second read; 1x512/w1/2l wins 10 buckets (1x1048576: discounted returns 12.8 us vs
 # chunked 13.8, GAE 14.9 vs 16.1, Retrace 16.0 vs 18.1), 1x1024/w1/2l none.
+# 256 steps a warp (sixteenth session, not yet measured on the GPU): the 512-step fix-up holds
+# two chunks (it prefetches) and takes, per ptxas of triton 3.6 (benchmarks/kernel_resources.py),
+# 194 registers for GAE and 255 plus 148 bytes of spills for V-trace (the 1x1048576 V-trace
+# winner, 10 and 8 warps an SM); 1x256/w1/2l spans take 90 and 149, no spills.
 _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None),
                    ("row_block", 1, 1024, 1, None), ("chunked", 1, 512, 1, 1),
-                   ("lookback", 1, 512, 1, 1), ("lookback", 1, 1024, 1, 1))
+                   ("lookback", 1, 512, 1, 1), ("lookback", 1, 1024, 1, 1),
+                   ("chunked", 1, 256, 1, 2), ("lookback", 1, 256, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
