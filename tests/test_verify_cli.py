@@ -94,6 +94,7 @@ def test_seed_makes_the_search_reproducible(capsys):
     (["--impl", "no_such_module_xyz:f"], "No module named"),
     (["--property", "no_such_property"], "unknown property"),
     (["--jobs", "0"], "--jobs must be >= 1"),
+    (["--split-examples", "-1"], "--split-examples must be >= 0"),
 ])
 def test_usage_errors_exit_2_with_a_message(capsys, args, message):
     code, out = run(capsys, *args, "--backend", "torch")

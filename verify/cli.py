@@ -264,6 +264,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.jobs < 1:
         out.write("rlscan-verify: --jobs must be >= 1\n")
         return 2
+    if args.split_examples < 0:
+        out.write("rlscan-verify: --split-examples must be >= 0 (0: no parts)\n")
+        return 2
     unknown = set(args.properties or ()) - set(PROPERTIES)
     if unknown:
         out.write(f"rlscan-verify: unknown property {', '.join(sorted(unknown))} (see --list)\n")
