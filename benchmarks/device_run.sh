@@ -10,6 +10,8 @@
 #                                              # gpu-tests-1 then gpu-tests-2, two calls
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
+#   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
+#                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
@@ -91,6 +93,26 @@ pdl-ab)
       --shapes 1x1048576,8x262144,8x65536,32x32768,128x16384,256x8192,512x4096 \
       --configs tuned,lookback:1x1024:w4:c1 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/pdl_ab.txt
   done ;;
+fixup-ab)
+  # the fix-up waiting for the carry after its first chunk's scan (patches/
+  # fixup_wait_after_scan.patch) against the shipped kernel, on the long-horizon winners and the
+  # new 1x256/w1 spans (kernel_ab.py, forced); then look-back windows other than 64-256 (noop
+  # patch: both columns are the shipped kernel)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  C=1x1048576@chunked:1x512:w1:c1:2l,1x1048576@chunked:1x256:w1:c2:2l
+  C=$C,8x262144@chunked:2x128:w2:c4:2l,8x65536@chunked:2x128:w2:c1:2l
+  C=$C,32x32768@chunked:2x128:w2:c4:2l,8x262144@chunked:1x256:w1:c2:2l
+  timeout 300 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/fixup_wait_after_scan.patch \
+    --estimators discounted_returns,gae,vtrace,retrace --cells $C 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/fixup_ab.txt
+  C=1x1048576@lookback:1x512:w1:c1:2l,32x32768@lookback:1x512:w1:c1:2l
+  C=$C,8x65536@lookback:1x1024:w4:c1,1x1048576@lookback:1x256:w1:c1:2l
+  for w in 32:32 64:256 1024:1024; do
+    echo "## look-back window $w" | tee -a $OUT/window_ab.txt
+    timeout 100 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/noop.patch \
+      --lookback-window $w --estimators gae,retrace --cells $C 2>&1 | grep -v "Warn\|_warn" \
+      | tee -a $OUT/window_ab.txt
+  done ;;
 group16-ab)
   # groups of 16 (32 bytes of bf16 a thread; valid configs since the fourteenth session, not yet
   # tuner candidates) against the shipped DB's choice on the big bf16 cells
@@ -102,7 +124,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|group16-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
