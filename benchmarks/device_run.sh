@@ -12,6 +12,8 @@
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
 #                                              # shipped, forced; look-back windows (~3 min)
+#   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
+#                                              # (patch) vs shipped, windows 8-256 (~3 min)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
@@ -113,6 +115,23 @@ fixup-ab)
       --lookback-window $w --estimators gae,retrace --cells $C 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/window_ab.txt
   done ;;
+lookback-ab)
+  # look-back spans publishing the value leaving them once folded (patches/
+  # lookback_inclusive.patch) against the shipped kernel, under windows of 8-32 spans and the
+  # shipped 64-256: GAE on the grid's data (~5% episode ends), the linear scan without resets
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for w in 8:8 16:16 32:32 64:256; do
+    echo "## look-back window $w" | tee -a $OUT/lookback_ab.txt
+    timeout 100 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
+      --lookback-window $w --estimators gae --cells 1x1048576@lookback:1x512:w1:c1:2l,\
+1x1048576@lookback:1x256:w1:c1:2l,8x262144@lookback:1x256:w1:c1:2l,\
+32x32768@lookback:1x512:w1:c1:2l,8x65536@lookback:1x1024:w4:c1 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/lookback_ab.txt
+    timeout 100 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
+      --lookback-window $w --estimators linear_scan --cells 1x1048576@lookback:1x256:w1:c1,\
+8x262144@lookback:1x256:w1:c1,1x1048576@lookback:1x1024:w4:c1,32x32768@lookback:1x1024:w4:c1 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/lookback_ab.txt
+  done ;;
 group16-ab)
   # groups of 16 (32 bytes of bf16 a thread; valid configs since the fourteenth session, not yet
   # tuner candidates) against the shipped DB's choice on the big bf16 cells
@@ -124,7 +143,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|group16-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
