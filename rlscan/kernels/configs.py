@@ -80,8 +80,11 @@ _ROW_BLOCK_TIME_MAJOR = ((8, 128, 8), (16, 64, 8), (32, 64, 4), (2, 128, 2), (12
 # all earlier summaries: 2048/w8 9.8 / 6.6 / 8.0 us at 1x1M / 8x65536 / 32x32768, onepass_probe).
 # Fourteenth session's retune: look-back wins 20 buckets (1x1024/w4 9, 1x512/w1/2l 10, 1x2048/w8
 # 1: Retrace 8x65536 9.7 us vs chunked 10.7).
+# One warp of 256 steps (seventeenth session, first look-back window of 8 spans): linear scan
+# 1x1048576 look-back 1x256/w1 6.3 us forced, the DB's chunked 1x1024/w4 9.6 (tuner's timing).
 _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1, 256, 2, 1),
-            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1), ("lookback", 1, 2048, 8, 1))
+            ("chunked", 1, 1024, 4, 1), ("lookback", 1, 1024, 4, 1), ("lookback", 1, 2048, 8, 1),
+            ("lookback", 1, 256, 1, 1))
 # Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
 # best row block): discounted returns 1024x8192 54.6 us vs 178.4, 512x4096 19.6 vs 90.8,
 # 4096x2048 57.6 vs 64.2; GAE 1024x8192 83.6 vs 193.5 (128x16/w4/c2: 125.2).

@@ -97,7 +97,7 @@ def _step(x, o_e, k):
 @triton.jit
 def _suffix_two_level(a, b, o_e, G: tl.constexpr, Q: tl.constexpr, E: tl.constexpr):
     """``associative_scan((a, b), 1, _combine, reverse=True)`` over a chunk held as a
-    [G, BN, Q, E] tile: Q parts of G groups of E (4 or 8) contiguous steps, a group's steps in
+    [G, BN, Q, E] tile: Q parts of G groups of E (4, 8 or 16) contiguous steps, a group's steps in
     one thread, a row's G groups on G lanes of one warp, the Q <= 8 parts in that thread's
     registers (so a warp covers up to 1024 steps of a row without talking to other warps).
     Groups of 8 give bf16 loads of 16 bytes a thread (H200, bf16 discounted returns 65536x128:
@@ -320,48 +320,72 @@ def _unpack(w):
 @triton.jit
 def _fold_published(AGG, base, i_s, m_n, BLOCK_N: tl.constexpr, WINDOW: tl.constexpr):
     """The value entering span ``i_s`` of each row: every earlier span publishes its summary
-    (a, b) to AGG, span 0 as the reset (0, value leaving it); fold the newest WINDOW summaries
-    in one scan once all are published, and walk back a window at a time only until the
-    composition is a reset (span 0 always is). AGG starts all-ones ("not yet").
+    (a, b) to AGG, span 0 as the reset (0, value leaving it); fold the newest 8 summaries in one
+    scan once all are published, then walk back WINDOW at a time only until the composition is
+    a reset (span 0 always is). AGG starts all-ones ("not yet").
+
+    Why the first window is 8 spans: a window is folded once all its spans have published, so
+    a wide first window waits on spans far back that a reset nearby makes irrelevant, while
+    older windows are long published when a walk reaches them. H200, fp32, GAE, forced
+    look-back, first and only window 8 vs 64-256 (seventeenth session, kernel_ab.py): 1x1048576
+    1x512/w1/2l 9.6 vs 13.5 us, 1x256/w1/2l 8.3 vs 14.8; 8x262144 1x256/w1/2l 18.5 vs 20.2;
+    linear scan (a in [0.8, 0.99], no resets) 1x1048576 1x256/w1 6.3 vs 15.1; 16 and 32 in
+    between. The later windows stay WINDOW wide: a row without resets and a product of a that
+    never underflows (γλ = 1) walks back to span 0, window by window.
 
     Why fold rather than chain leaving values (a decoupled look-back): no span waits on another
     span's look-back, and the loop keeps 46 registers at 1x2048/w8 where the chained one took
     74-80 (sm_90). H200, forced lookback 1x1024/w4, chained -> folded: discounted returns
     1x1048576 18.1 -> 12.0 us, 8x262144 26.3 -> 21.3, 32x32768 11.1 -> 10.0; GAE 1x1048576
-    20.0 -> 18.3; V-trace 32x32768 17.9 -> 16.6 (fourteenth session, kernel_ab.py).
+    20.0 -> 18.3; V-trace 32x32768 17.9 -> 16.6 (fourteenth session, kernel_ab.py). Publishing
+    the value leaving a span once folded, for later spans to stop at, cost 0.5-1 us on every
+    cell (seventeenth session, patches/lookback_inclusive.patch): not done.
     Earlier spans have lower program ids (grid (row blocks, spans)), so they are resident or
     done when this one runs and the spin ends; it is bounded anyway (never a hang: rows still
     waiting after 2**22 rounds get NaN)."""
-    o_w = tl.arange(0, WINDOW)[None, :]                      # [1, W] oldest .. newest
+    FIRST: tl.constexpr = 8 if WINDOW > 8 else WINDOW
     hi = tl.zeros([BLOCK_N], tl.int32) + i_s                  # spans [hi - W, hi) come next
     g_a = tl.full([BLOCK_N], 1.0, tl.float32)                 # composition of spans [hi, i_s)
     g_b = tl.zeros([BLOCK_N], tl.float32)
     x_in = tl.zeros([BLOCK_N], tl.float32)
     todo = m_n.to(tl.int32)
     spins = tl.zeros([], tl.int32)
+    # the nearest FIRST spans, until every row has folded them once
+    first = tl.where(hi == i_s, todo, 0)
+    while (tl.max(first, 0) > 0) & (spins < 4194304):
+        hi, todo, g_a, g_b, x_in = _fold_window(AGG, base, hi, first, todo, g_a, g_b, x_in,
+                                                FIRST)
+        first = tl.where(hi == i_s, todo, 0)
+        spins += 1
     while (tl.max(todo, 0) > 0) & (spins < 4194304):
-        js = hi[:, None] - WINDOW + o_w                       # [BN, W]
-        ok = (todo[:, None] != 0) & (js >= 0)
-        w = tl.load(AGG + base[:, None] + js, mask=ok, other=0, volatile=True)
-        ready = tl.min(tl.where(ok & (w == -1), 0, 1), 1) != 0
-        a_w, b_w = _unpack(w)
-        a_w = tl.where(ok, a_w, 1.0)
-        b_w = tl.where(ok, b_w, 0.0)
-        s_a, s_b = tl.associative_scan((a_w, b_w), 1, _combine)
-        h_a = tl.sum(tl.where(o_w == WINDOW - 1, s_a, 0.0), 1)
-        h_b = tl.sum(tl.where(o_w == WINDOW - 1, s_b, 0.0), 1)
-        n_a, n_b = _combine(h_a, h_b, g_a, g_b)                # later spans apply last
-        step = (todo != 0) & ready
-        # a reset composed in, or span 0 reached (its reset holds even if a later a is NaN)
-        done = step & ((n_a == 0.0) | (hi <= WINDOW))
-        more = step & ~done
-        x_in = tl.where(done, n_b, x_in)
-        g_a = tl.where(more, n_a, g_a)
-        g_b = tl.where(more, n_b, g_b)
-        hi = tl.where(more, hi - WINDOW, hi)
-        todo = tl.where(done, 0, todo)
+        hi, todo, g_a, g_b, x_in = _fold_window(AGG, base, hi, todo, todo, g_a, g_b, x_in,
+                                                WINDOW)
         spins += 1
     return tl.where(todo != 0, float("nan"), x_in)
+
+
+@triton.jit
+def _fold_window(AGG, base, hi, active, todo, g_a, g_b, x_in, W: tl.constexpr):
+    """One look at spans [hi - W, hi) of the ``active`` rows: once all W have published, compose
+    them before (g_a, g_b); a row is done at a reset (or span 0), else it moves W back."""
+    o_w = tl.arange(0, W)[None, :]                            # [1, W] oldest .. newest
+    js = hi[:, None] - W + o_w                                # [BN, W]
+    ok = (active[:, None] != 0) & (js >= 0)
+    w = tl.load(AGG + base[:, None] + js, mask=ok, other=0, volatile=True)
+    ready = tl.min(tl.where(ok & (w == -1), 0, 1), 1) != 0
+    a_w, b_w = _unpack(w)
+    a_w = tl.where(ok, a_w, 1.0)
+    b_w = tl.where(ok, b_w, 0.0)
+    s_a, s_b = tl.associative_scan((a_w, b_w), 1, _combine)
+    h_a = tl.sum(tl.where(o_w == W - 1, s_a, 0.0), 1)
+    h_b = tl.sum(tl.where(o_w == W - 1, s_b, 0.0), 1)
+    n_a, n_b = _combine(h_a, h_b, g_a, g_b)                    # later spans apply last
+    step = (active != 0) & ready
+    # a reset composed in, or span 0 reached (its reset holds even if a later a is NaN)
+    done = step & ((n_a == 0.0) | (hi <= W))
+    more = step & ~done
+    return (tl.where(more, hi - W, hi), tl.where(done, 0, todo), tl.where(more, n_a, g_a),
+            tl.where(more, n_b, g_b), tl.where(done, n_b, x_in))
 
 
 @triton.jit
