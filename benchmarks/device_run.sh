@@ -7,7 +7,8 @@
 #                                              # discounted, bf16 time-major (~30 s after a tune)
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side
 #                                              # (~150 s; one process: ~700 s). Fallback:
-#                                              # gpu-tests-1 then gpu-tests-2, two calls
+#                                              # gpu-tests-1 then gpu-tests-2, two calls.
+#                                              # NORESET=1: no_reset_probe.py first (~40 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
@@ -53,6 +54,10 @@ gpu-tests)
   # of a GPU test is Triton compiling on the CPU, and the host has 16 cores (one process: ~700
   # s, fifteenth session; 8 shards: 152 s, the slowest shard 145 s, sixteenth session)
   S=${SHARDS:-8}
+  if [ -n "${NORESET:-}" ]; then   # first, alone on the GPU: rows with no reset, gamma=lambda=1
+    (export PYTHONPATH=/tmp/site:$R/benchmarks; timeout 120 python3 $R/benchmarks/no_reset_probe.py \
+      2>&1 | grep -v "Warn\|_warn" | tee $OUT/no_reset.txt)
+  fi
   for i in $(seq 0 $((S - 1))); do
     (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \
       -p no:cacheprovider -o addopts="" > /tmp/gpu_shard_$i.log 2>&1) &

@@ -455,9 +455,10 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
 def test_lookback_across_many_windows_matches_reference(backend, device, est, window, ends,
                                                         monkeypatch):
-    """71 spans per row, their published summaries folded in windows of 16 and in the shipped
-    windows. With episode ends a span's fold stops at the first reset it meets; with none it
-    walks every window back to span 0 (episodic sums: a = 1, nothing decays to a reset)."""
+    """71 spans per row, their published summaries folded the nearest 8 first, then in windows
+    of 16 and in the shipped windows. With episode ends a span's fold stops at the first reset
+    it meets; with none it walks every window back to span 0 (episodic sums: a = 1, nothing
+    decays to a reset)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     if window is None and backend == "interpret" and (ends == "none" or est != "gae"):

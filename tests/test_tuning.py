@@ -905,6 +905,20 @@ def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
             ab._window(bad)
 
 
+@pytest.mark.parametrize("est", ["gae", "discounted_returns", "episodic_cumsum"])
+def test_no_reset_probe_clears_every_flag_and_sets_unit_discounts(est):
+    """benchmarks/no_reset_probe.py times the look-back's worst case: the grid's data with no
+    episode end anywhere and γ = λ = 1, so no product of coefficients decays to a reset."""
+    probe = _benchmark_script("no_reset_probe")
+    call = probe.no_reset_call(est, 3, 40, 0, "cpu")
+    flags = call.args[probe._FLAGS[est]]
+    assert flags.shape == (3, 40) and not flags.any()
+    assert all(call.kwargs[k] == 1.0 for k in ("gamma", "lmbda") if k in call.kwargs)
+    assert "gamma" in call.kwargs or est == "episodic_cumsum"
+    rewards = call.args[0]
+    assert rewards.shape == (3, 40) and rewards.abs().sum() > 0   # the grid's data otherwise
+
+
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
     """benchmarks/reverse_scan_probe.py times standalone scans; its --check holds every backward
     variant (triton's reverse scan, the shipped two-level scan with one and four parts, the
