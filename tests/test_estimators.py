@@ -477,6 +477,36 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 
 
+@pytest.mark.parametrize("T, phases", [(16 * 256, [3]), (16 * 256 + 1, [1, 2])])
+def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(monkeypatch, T, phases):
+    """A tuning-DB look-back config runs as look-back spans up to configs.LOOKBACK_MAX_SPANS
+    spans a row, and beyond as chunked spans of the same tile (a row without resets would walk
+    back over all of them); the results stay the reference's either way. Forced configs are
+    run as given."""
+    from rlscan.kernels import configs
+    assert configs.LOOKBACK_MAX_SPANS == 256
+    seen = []
+    run = launch._run
+
+    def spy(kernel, grid, args, objs, consts, options, spec, names=launch._CONSTEXPRS):
+        if names is launch._CONSTEXPRS:
+            seen.append(dict(zip(names, consts))["PHASE"])
+        return run(kernel, grid, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(launch, "_run", spy)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    cfg = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    monkeypatch.setattr(launch, "select_config", lambda pb: cfg)
+    kw, rk = make("discounted_returns", (1, T), seed=5)
+    assert_matches(call("discounted_returns", kw, "cpu"), reference("discounted_returns", rk),
+                   T=T)
+    assert seen == phases
+    seen.clear()
+    with force_config(**cfg):
+        call("discounted_returns", kw, "cpu")
+    assert seen == [3]
+
+
 def test_lookback_window_covers_the_row_within_its_bounds():
     """A look-back step reads every earlier span of its row (the next power of two), but never
     fewer than the lower bound nor more than the upper one."""

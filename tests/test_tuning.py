@@ -511,6 +511,28 @@ def test_lookback_spans_are_one_chunk():
         C.validate(dict(ok, CHUNKS_PER_SPAN=2))
 
 
+def test_lookback_candidates_only_where_every_call_of_the_bucket_has_few_spans():
+    """A look-back tile is a candidate only where a call of up to twice the bucket's steps
+    makes at most LOOKBACK_MAX_SPANS spans of it (a row without resets walks back to span 0);
+    chunked tiles stay candidates at any length."""
+    from rlscan.kernels import configs as C
+
+    def lookback(N, T):
+        return {(c["BLOCK_T"], c.get("TWO_LEVEL", False))
+                for c in C.candidates("gae", N, T, "time_last", "float32")
+                if c["strategy"] == "lookback"}
+
+    assert (256, True) in lookback(32, 32768) and (1024, False) in lookback(32, 32768)
+    assert (256, True) not in lookback(8, 65536) and (512, True) in lookback(8, 65536)
+    assert lookback(1, 1 << 20) == set()
+    for T in (32768, 65536, 1 << 20):
+        for c in C.candidates("gae", 8, T, "time_last", "float32"):
+            if c["strategy"] == "lookback":
+                assert 2 * -(-T // c["BLOCK_T"]) <= C.LOOKBACK_MAX_SPANS
+    assert any(c["strategy"] == "chunked"
+               for c in C.candidates("gae", 1, 1 << 20, "time_last", "float32"))
+
+
 def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
     """The tuner measures the two-level scan only where the launcher would run it: backward
     estimators, time-last buffers, tiles whose rows each lie inside one warp."""

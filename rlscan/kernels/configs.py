@@ -107,6 +107,14 @@ _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None
                    ("lookback", 1, 512, 1, 1), ("lookback", 1, 1024, 1, 1),
                    ("chunked", 1, 256, 1, 2), ("lookback", 1, 256, 1, 1))
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
+# A look-back span folds the nearest 8 spans, then walks back 64-256 at a time until a reset:
+# in a row with no episode end and no decay (γ = λ = 1) it walks to span 0. H200, fp32, such
+# rows (no_reset_probe.py, seventeenth session), tuned look-back vs chunked 1x512/w1/c1/2l:
+# GAE 1x1048576 (1x256/w1: 4096 spans) 59.3 vs 14.5 us, 8x262144 (1024 spans) 39.7 vs 23.6;
+# discounted returns 1x1048576 51.9 vs 10.7; 32x32768 (128 spans) 8.3, as with resets. So
+# look-back spans only where every call of the bucket (up to twice its steps) has at most 256
+# spans, two steps back at most (launch.py holds tuning-DB configs to the same).
+LOOKBACK_MAX_SPANS = 256
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
 # H200, 65536x128); capped at 40: 32.0 -> 28.2 us. 1x128/w1/2l at 32: GAE 16384x128 13.1 -> 12.3,
@@ -285,6 +293,8 @@ def _fit(N: int, T: int, tiles) -> List[Dict]:
             row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
             if row_progs > _SPANNED_MAX_ROW_PROGRAMS or 2 * cps > n_chunks:
                 continue                         # fewer than two spans: that is the row block
+            if strategy == "lookback" and 2 * n_chunks > LOOKBACK_MAX_SPANS:
+                continue                         # a walk back to span 0 could take long
             c["CHUNKS_PER_SPAN"] = cps
         if label(c) not in seen:
             seen.add(label(c))

@@ -12,7 +12,7 @@ from triton.runtime.jit import JITFunction
 from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
-from .configs import two_level_fits as _two_level_fits
+from .configs import LOOKBACK_MAX_SPANS, two_level_fits as _two_level_fits
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
@@ -189,6 +189,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         strategy, per_span, K = "row_block", n_chunks, 1
     else:
         K = _cdiv(n_chunks, per_span)
+    if strategy == "lookback" and K > LOOKBACK_MAX_SPANS and _forced is None:
+        # a row without resets would walk back over too many spans (configs.LOOKBACK_MAX_SPANS):
+        # the same tile in chunked spans of one chunk, whose time does not depend on the data
+        strategy = "chunked"
     consts = (pb.est, pb.reverse, pb.vnext, pb.ratio, pb.term is not None,
               pb.trunc is not None, pb.g is not None, pb.lam is not None, pb.row0 is not None,
               pb.row1 is not None, pb.pg_mix, pb.starts_at)
