@@ -389,6 +389,56 @@ def test_merge_replaces_a_stale_section_whole():
     assert new["kernels"]["vtrace"] == old["kernels"]["vtrace"]
 
 
+def test_reselect_repicks_winners_among_remaining_candidates_from_stored_timings(tmp_path,
+                                                                                  capsys):
+    """rlscan-tune --reselect applies a changed candidate rule to a DB without a GPU: each
+    entry's winner becomes the fastest stored timing among the configs still candidates (a
+    failed candidate's status never wins), an entry with none left is removed, and the file
+    keeps its source hash."""
+    from rlscan.tune import cli
+    lookback = validate_label("lookback/1x256/w1/s1/c1/2l")
+    chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
+    row = validate_label("row_block/1x1024/w4/s1")
+    assert C.label(lookback) not in labels("gae", 1, 1 << 20)    # look-back too long there
+    big = dict(entry(1, 1 << 20, lookback), shape=[1, 1 << 20], candidates=4, timings={
+        C.label(lookback): 10.3, C.label(chunked): 12.5, C.label(row): 900.0,
+        "chunked/1x512/w1/s1/c1/2l": "compile failed"})
+    gone = dict(entry(1, 1 << 20, lookback, dtype="bfloat16"), shape=[1, 1 << 20],
+                timings={C.label(lookback): 9.0})
+    keep = dict(entry(4096, 128, cfg(2, 128, 2)), shape=[4096, 128],
+                timings={C.label(cfg(2, 128, 2)): 3.5, C.label(cfg(1, 128, 1)): 3.9})
+    path = write(tmp_path / f"{SLUG}.json", doc({"gae": [big, gone, keep]}))
+    assert cli.main(["--reselect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "no measured candidate left; entry removed" in out and out.count("\n") == 2
+    parsed = tuning.parse_db(path, expect_slug=SLUG)
+    assert parsed.doc["kernels"]["gae"]["source_hash"] == tuning.kernel_source_hash()
+    entries = parsed.doc["kernels"]["gae"]["entries"]
+    assert [e["dtype"] for e in entries] == ["float32", "float32"]
+    assert entries[0]["config"] == chunked and entries[0]["median_us"] == 12.5
+    assert C.label(lookback) not in entries[0]["timings"] and entries[0]["candidates"] == 3
+    assert entries[1] == keep
+    assert cli.main(["--reselect", str(tmp_path / "absent.json")]) == 2
+
+
+def validate_label(text: str) -> dict:
+    """A config from its label (strategy/BNxBT/wW/sS[/cC][/2l])."""
+    parts = text.split("/")
+    bn, bt = (int(v) for v in parts[1].split("x"))
+    c = {"strategy": parts[0], "BLOCK_N": bn, "BLOCK_T": bt, "num_warps": int(parts[2][1:]),
+         "num_stages": int(parts[3][1:])}
+    for p in parts[4:]:
+        if p.startswith("c"):
+            c["CHUNKS_PER_SPAN"] = int(p[1:])
+        elif p == "2l":
+            c["TWO_LEVEL"] = True
+    return C.validate(c)
+
+
+def labels(est, N, T):
+    return {C.label(c) for c in C.candidates(est, N, T, "time_last", "float32")}
+
+
 def test_write_is_atomic(tmp_path, monkeypatch):
     p = db.write_entries(tmp_path, DEVICE, SOFTWARE, {"gae": [entry(4096, 128, cfg(8))]})
     before = p.read_bytes()

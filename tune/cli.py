@@ -5,6 +5,8 @@ tuning DB.
     rlscan-tune --quick --estimators gae # a smoke test
     rlscan-tune --shapes 2048x256,16x100000 --estimators gae,vtrace
     rlscan-tune --out tuning_db          # write the shipped DB of this GPU model
+    rlscan-tune --reselect tuning_db/nvidia-h200.json   # re-pick winners after a candidate
+                                         # rule changed, from the stored timings (no GPU)
 
 Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory that
 ``import rlscan`` reads, see rlscan/tuning.py), merging with what is there.
@@ -64,6 +66,9 @@ def parser() -> argparse.ArgumentParser:
                    help="measure at most this many candidates per bucket, spread evenly over "
                         "its space (default: all; --quick: 6)")
     p.add_argument("--no-table", action="store_true", help="skip the closing table")
+    p.add_argument("--reselect", type=Path, default=None, metavar="DB_FILE",
+                   help="measure nothing: re-pick each entry of DB_FILE among the configs that "
+                        "are still candidates, from the timings stored with it (no GPU needed)")
     return p
 
 
@@ -86,6 +91,8 @@ def software_meta() -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parser().parse_args(argv)
+    if args.reselect is not None:
+        return _reselect(args.reselect)
     import torch
     from . import db, sweep, timing
     from .workers import Workers
@@ -156,6 +163,19 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"rlscan-tune: no candidate passed for {r.cell}: it keeps the heuristic "
                   f"(first: {why})", file=sys.stderr)
     return 1 if failed or interrupted else 0
+
+
+def _reselect(path: Path) -> int:
+    from . import db
+    try:
+        changes = db.reselect_file(path)
+    except (tuning.TuningDBError, OSError) as e:
+        print(f"rlscan-tune: --reselect: {e}", file=sys.stderr)
+        return 2
+    for line in changes:
+        print(line)
+    print(f"rlscan-tune: {len(changes)} entries changed in {path}", file=sys.stderr)
+    return 0
 
 
 def _interrupt(signum, frame):

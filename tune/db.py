@@ -112,3 +112,50 @@ def write_entries(directory: Path, device: dict, software: dict,
                     tuning.kernel_source_hash())
         atomic_write_json(path, doc)
     return path
+
+
+def reselect(doc: dict) -> List[str]:
+    """Re-pick, in place, every entry's winner among the configs that are still candidates
+    (``rlscan.kernels.configs.candidates`` for the entry's shape), from the timings the tuner
+    stored: after a rule removes candidates, no GPU is needed to apply it to a DB. An entry none
+    of whose measured candidates is left is removed (its bucket falls back to the heuristic).
+    Returns one line per entry that changed."""
+    from rlscan.kernels import configs
+    changes = []
+    for kernel, section in (doc.get("kernels") or {}).items():
+        kept = []
+        for e in section.get("entries") or []:
+            N, T = e["shape"]
+            allowed = {configs.label(c): c for c in
+                       configs.candidates(kernel, N, T, e["layout"], e["dtype"])}
+            timings = {k: v for k, v in (e.get("timings") or {}).items() if k in allowed}
+            measured = {k: v for k, v in timings.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            where = f"{kernel} {e['dtype']} {e['layout']} {N}x{T}"
+            if not measured:
+                changes.append(f"{where}: no measured candidate left; entry removed")
+                continue
+            best = min(measured, key=measured.get)
+            old = configs.label(e["config"])
+            if best != old:
+                changes.append(f"{where}: {old} {e['median_us']} us -> {best} {measured[best]} us")
+                e["config"], e["median_us"] = dict(allowed[best]), measured[best]
+            if len(timings) != len(e.get("timings") or {}):
+                e["timings"], e["candidates"] = timings, len(timings)
+            kept.append(e)
+        section["entries"] = kept
+    return changes
+
+
+def reselect_file(path: Path) -> List[str]:
+    """:func:`reselect` on the DB file at ``path``, written back atomically under its lock.
+    Entries stay under their source hash: the timings were measured on that kernel."""
+    path = Path(path)
+    with locked(path):
+        try:
+            doc = tuning.parse_db(path).doc
+        except tuning.TuningDBError as e:
+            raise tuning.TuningDBError(f"{path}: {e}") from None
+        changes = reselect(doc)
+        atomic_write_json(path, doc)
+    return changes
