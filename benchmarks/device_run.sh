@@ -14,7 +14,8 @@
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
 #                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
-#                                              # (patch) vs shipped, windows 8-256 (~3 min)
+#                                              # (patch) vs shipped, with and without resets
+#                                              # (~2 min)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
@@ -122,20 +123,19 @@ fixup-ab)
   done ;;
 lookback-ab)
   # look-back spans publishing the value leaving them once folded (patches/
-  # lookback_inclusive.patch) against the shipped kernel, under windows of 8-32 spans and the
-  # shipped 64-256: GAE on the grid's data (~5% episode ends), the linear scan without resets
+  # lookback_inclusive.patch) against the shipped kernel, on the grid's data (~5% episode ends)
+  # and on rows with none and gamma = lambda = 1, where every shipped span walks back to span 0
+  # (seventeenth session: GAE 1x1M tuned look-back 59.3 us, chunked 14.5). If the patch removes
+  # that cliff for <= 1 us on the grid's data, configs.LOOKBACK_MAX_SPANS can go up.
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  for w in 8:8 16:16 32:32 64:256; do
-    echo "## look-back window $w" | tee -a $OUT/lookback_ab.txt
-    timeout 100 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
-      --lookback-window $w --estimators gae --cells 1x1048576@lookback:1x512:w1:c1:2l,\
-1x1048576@lookback:1x256:w1:c1:2l,8x262144@lookback:1x256:w1:c1:2l,\
-32x32768@lookback:1x512:w1:c1:2l,8x65536@lookback:1x1024:w4:c1 2>&1 \
-      | grep -v "Warn\|_warn" | tee -a $OUT/lookback_ab.txt
-    timeout 100 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
-      --lookback-window $w --estimators linear_scan --cells 1x1048576@lookback:1x256:w1:c1,\
-8x262144@lookback:1x256:w1:c1,1x1048576@lookback:1x1024:w4:c1,32x32768@lookback:1x1024:w4:c1 \
-      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/lookback_ab.txt
+  C=1x1048576@lookback:1x512:w1:c1:2l,1x1048576@lookback:1x256:w1:c1:2l
+  C=$C,8x262144@lookback:1x256:w1:c1:2l,32x32768@lookback:1x256:w1:c1:2l
+  C=$C,8x65536@lookback:1x1024:w4:c1,1x1048576@chunked:1x256:w1:c2:2l
+  for data in "" --no-resets; do
+    echo "## ${data:-grid data}" | tee -a $OUT/lookback_ab.txt
+    timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
+      $data --estimators gae,discounted_returns --cells $C 2>&1 | grep -v "Warn\|_warn" \
+      | tee -a $OUT/lookback_ab.txt
   done ;;
 group16-ab)
   # groups of 16 (32 bytes of bf16 a thread; valid configs since the fourteenth session, not yet

@@ -41,6 +41,7 @@ from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_configs import parse_config  # noqa: E402 - a sibling script, not a package
+from no_reset_probe import no_reset_call  # noqa: E402
 
 START, MID, END = "<<<<", "====", ">>>>"
 
@@ -155,12 +156,17 @@ def main(argv=None) -> int:
                    help="NxT@config,... (default with --check: small cells over chunk edges)")
     p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
+    p.add_argument("--no-resets", action="store_true",
+                   help="rows without episode ends and γ = λ = 1 (no_reset_probe.py: the "
+                        "look-back's worst case; GAE, discounted returns, episodic sums)")
     p.add_argument("--check", action="store_true",
                    help="compare results only (runs on CPU with the interpreter)")
     p.add_argument("--lookback-window", type=_window, default=None, metavar="LO:HI",
                    help="bounds of the spans a look-back step reads (launch._LOOKBACK_WINDOW; "
                         "small ones make the interpreter walk back over many windows)")
     args = p.parse_args(argv)
+    if args.no_resets and (args.dtype, args.layout) != ("float32", "time_last"):
+        p.error("--no-resets draws float32 time-last calls only")
     if args.lookback_window:
         L._LOOKBACK_WINDOW = args.lookback_window
     try:
@@ -180,8 +186,12 @@ def main(argv=None) -> int:
     for est in args.estimators.split(","):
         for N, T, name, cfg in cells:
             cell = grid.Cell(est, N, T, args.dtype, args.layout)
-            calls = [grid.place(grid.draw(cell, i, device), args.layout, device)
-                     for i in range(1 if args.check else 3)]
+            sets = range(1 if args.check else 3)
+            if args.no_resets:
+                calls = [no_reset_call(est, N, T, i, device) for i in sets]
+            else:
+                calls = [grid.place(grid.draw(cell, i, device), args.layout, device)
+                         for i in sets]
             ref = run_with(S.fused_scan_kernel, est, calls[0], cfg)
             out = run_with(mod.fused_scan_kernel, est, calls[0], cfg)
             wrong = any(differs(x, y) for x, y in zip(ref, out))

@@ -27,7 +27,9 @@ _FLAGS = {"gae": 2, "discounted_returns": 1, "episodic_cumsum": 1}
 
 
 def no_reset_call(est: str, N: int, T: int, index: int, device="cuda") -> grid.Call:
-    """The grid's input set with every flag cleared and γ = λ = 1."""
+    """The grid's input set with every flag cleared and γ = λ = 1 (time-last)."""
+    if est not in _FLAGS:
+        raise ValueError(f"no_reset_call: estimator {est!r}; expected one of {', '.join(_FLAGS)}")
     call = grid.place(grid.draw(grid.Cell(est, N, T, "float32", "time_last"), index, device),
                       "time_last", device)
     args = list(call.args)

@@ -966,6 +966,17 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     assert capsys.readouterr().out.count(verdict) == 4
 
 
+def test_kernel_ab_no_resets_draws_float32_time_last_only(capsys):
+    """kernel_ab --no-resets times no_reset_probe's calls (fp32, time-last): other dtypes or
+    layouts are a usage error, not a silent fp32 run."""
+    ab = _benchmark_script("kernel_ab")
+    for extra in (["--dtype", "bfloat16"], ["--layout", "time_major"]):
+        with pytest.raises(SystemExit) as e:
+            ab.main(["any.patch", "--no-resets"] + extra)
+        assert e.value.code == 2
+    assert "--no-resets draws float32 time-last calls only" in capsys.readouterr().err
+
+
 def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
     """kernel_ab --lookback-window LO:HI replaces launch._LOOKBACK_WINDOW: both powers of two,
     LO <= HI, anything else refused by the argument parser."""

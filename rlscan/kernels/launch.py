@@ -96,13 +96,13 @@ _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # 1x512/w4 9.3 vs 10.2; 16 or 32 a thread, or two fold steps, lost (8x262144 2x128/w2: 94 vs 26).
 _FOLD_PER_THREAD = 8
 # Spans a look-back step reads at once after its first step (8 spans, scan._fold_published):
-# every earlier span of the row, within these bounds (longer rows walk back window by window). H200, fp32, 1x1024/w4 look-back spans, window of
-# the whole row vs 256 (the tuner's timings, thirteenth session vs twelfth): 8x65536 (64 spans)
-# V-trace 10.5 vs 12.1 us, GAE 10.0 vs 11.0; 32x32768 (a window of 32) discounted returns 23.7
-# vs 15.7; 1x1048576 (1024) 31.2 vs 18.7. A one-pass probe of the bare recurrence
-# (benchmarks/onepass_probe.py) had folded whole rows faster; inside the fused kernel the
-# narrow and the very wide windows lost. These bounds were measured with the chained look-back;
-# the fold of published summaries (fourteenth session) kept them, not yet re-measured.
+# every earlier span of the row, within these bounds (longer rows walk back window by window).
+# H200, fp32, 1x1024/w4 look-back spans, one window for every step, of the whole row vs 256
+# (the tuner's timings, thirteenth session vs twelfth): 8x65536 (64 spans) V-trace 10.5 vs
+# 12.1 us, GAE 10.0 vs 11.0; 32x32768 (a window of 32) discounted returns 23.7 vs 15.7;
+# 1x1048576 (1024) 31.2 vs 18.7. Measured with the chained look-back; with the fold of
+# published summaries a wide first window waits on every span in it, hence the first step's 8
+# (seventeenth session); the later steps' bounds are not re-measured.
 _LOOKBACK_WINDOW = (64, 256)
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
