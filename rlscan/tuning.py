@@ -413,8 +413,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     if gpu is None and not use_kernels(lay.device):
         return choice(None, "torch")
     hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
-    if hit is not None:
-        return choice(dict(hit[0]), hit[1])
+    if hit is not None:   # as the launcher runs it (a look-back beyond its limit runs chunked)
+        return choice(dict(_configs.within_lookback_limit(hit[0], lay.T)), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
             **heuristic(lay.N, lay.T, lk == "time_major")}

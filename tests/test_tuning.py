@@ -137,6 +137,22 @@ def test_lookup_from_shipped_db(dirs):
     assert ask("vtrace").source == "heuristic"
 
 
+def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs):
+    """A DB look-back entry runs as look-back up to configs.LOOKBACK_MAX_SPANS spans a row and
+    as chunked spans of one chunk beyond (launch()); which_config says what runs."""
+    shipped, _, reload = dirs
+    lookback = {"strategy": "lookback", "BLOCK_N": 1, "BLOCK_T": 256, "num_warps": 1,
+                "num_stages": 1, "CHUNKS_PER_SPAN": 1}
+    write(shipped / f"{SLUG}.json", doc({"gae": [entry(32, 65536, lookback),
+                                                 entry(1, 1 << 20, lookback)]}))
+    assert load_warnings(reload) == []
+    assert ask(N=32, T=65536).config == lookback                            # 256 spans
+    assert ask(N=32, T=65537).config == dict(lookback, strategy="chunked")  # 257 spans
+    long = ask(N=1, T=1 << 20)
+    assert long.config == dict(lookback, strategy="chunked") and long.source.startswith("db:")
+    assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
+
+
 def test_overlay_beats_shipped_entry_by_entry(dirs):
     shipped, overlay, reload = dirs
     write(shipped / f"{SLUG}.json", doc({"gae": [entry(4096, 128, cfg(8)),

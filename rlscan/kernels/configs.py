@@ -113,7 +113,7 @@ _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the 
 # GAE 1x1048576 (1x256/w1: 4096 spans) 59.3 vs 14.5 us, 8x262144 (1024 spans) 39.7 vs 23.6;
 # discounted returns 1x1048576 51.9 vs 10.7; 32x32768 (128 spans) 8.3, as with resets. So
 # look-back spans only where every call of the bucket (up to twice its steps) has at most 256
-# spans, two steps back at most (launch.py holds tuning-DB configs to the same).
+# spans, two steps back at most (within_lookback_limit holds DB configs to it at run time).
 LOOKBACK_MAX_SPANS = 256
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
@@ -243,6 +243,17 @@ def validate(config) -> Dict:
             raise ValueError(f"maxnreg={regs!r}; expected one of {MAXNREG} (or none)")
         out["maxnreg"] = regs
     return out
+
+
+def within_lookback_limit(config: Dict, T: int) -> Dict:
+    """``config`` as ``launch()`` runs a tuned (not forced) one on rows of ``T`` steps: a
+    look-back config whose rows would make more than ``LOOKBACK_MAX_SPANS`` spans runs as
+    chunked spans of one chunk of the same tile (a row without resets would walk back over
+    all of them)."""
+    if config.get("strategy") != "lookback" or \
+            _cdiv(T, config["BLOCK_T"]) <= LOOKBACK_MAX_SPANS:
+        return config
+    return dict(config, strategy="chunked", CHUNKS_PER_SPAN=1)
 
 
 def label(config: Dict) -> str:

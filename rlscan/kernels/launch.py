@@ -12,7 +12,8 @@ from triton.runtime.jit import JITFunction
 from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
-from .configs import LOOKBACK_MAX_SPANS, two_level_fits as _two_level_fits
+from .configs import two_level_fits as _two_level_fits
+from .configs import within_lookback_limit as _within_lookback_limit
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
@@ -157,7 +158,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             "CPU tensors reach rlscan's Triton kernels (RLSCAN_INTERPRET=1), but the kernels were "
             "compiled for the GPU: RLSCAN_INTERPRET=1 must be in the environment before rlscan is "
             "imported, so that Triton's interpreter is on when the kernels are defined")
-    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
+    # tuning DB, else heuristic; a tuned look-back config within configs.LOOKBACK_MAX_SPANS
+    cfg = _forced if _forced is not None else _within_lookback_limit(select_config(pb), pb.T)
     # Addresses go in as ints: Triton's launcher then skips a data_ptr() call and a driver
     # pointer query per argument. ``objs`` keeps (position, tensor) for Triton's JIT path;
     # ``spec`` gets what Triton specialises on (dtype, 16-byte alignment, strides). An absent
@@ -189,10 +191,6 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         strategy, per_span, K = "row_block", n_chunks, 1
     else:
         K = _cdiv(n_chunks, per_span)
-    if strategy == "lookback" and K > LOOKBACK_MAX_SPANS and _forced is None:
-        # a row without resets would walk back over too many spans (configs.LOOKBACK_MAX_SPANS):
-        # the same tile in chunked spans of one chunk, whose time does not depend on the data
-        strategy = "chunked"
     consts = (pb.est, pb.reverse, pb.vnext, pb.ratio, pb.term is not None,
               pb.trunc is not None, pb.g is not None, pb.lam is not None, pb.row0 is not None,
               pb.row1 is not None, pb.pg_mix, pb.starts_at)
