@@ -424,14 +424,16 @@ def test_reselect_repicks_winners_among_remaining_candidates_from_stored_timings
     keep = dict(entry(4096, 128, cfg(2, 128, 2)), shape=[4096, 128],
                 timings={C.label(cfg(2, 128, 2)): 3.5, C.label(cfg(1, 128, 1)): 3.9})
     by_hand = entry(16384, 128, cfg(2, 128, 2))                  # no timings: left alone
-    path = write(tmp_path / f"{SLUG}.json", doc({"gae": [big, gone, keep, by_hand]}))
+    odd = dict(keep, layout="diagonal")                          # unreadable: left alone
+    path = write(tmp_path / f"{SLUG}.json", doc({"gae": [big, gone, keep, by_hand, odd]}))
     assert cli.main(["--reselect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "no measured candidate left; entry removed" in out and out.count("\n") == 2
     parsed = tuning.parse_db(path, expect_slug=SLUG)
     assert parsed.doc["kernels"]["gae"]["source_hash"] == tuning.kernel_source_hash()
     entries = parsed.doc["kernels"]["gae"]["entries"]
-    assert [e["dtype"] for e in entries] == ["float32"] * 3 and entries[2] == by_hand
+    assert [e["dtype"] for e in entries] == ["float32"] * 4
+    assert entries[2:] == [by_hand, odd]
     assert entries[0]["config"] == chunked and entries[0]["median_us"] == 12.5
     assert C.label(lookback) not in entries[0]["timings"] and entries[0]["candidates"] == 3
     assert entries[1] == keep

@@ -119,15 +119,16 @@ def reselect(doc: dict) -> List[str]:
     (``rlscan.kernels.configs.candidates`` for the entry's shape), from the timings the tuner
     stored: after a rule removes candidates, no GPU is needed to apply it to a DB. An entry none
     of whose measured candidates is left is removed (its bucket falls back to the heuristic);
-    one without stored timings (written by hand) is left as it is. Returns one line per entry
-    that changed."""
+    one without stored timings (written by hand) or that cannot be read is left as it is.
+    Returns one line per entry that changed."""
     from rlscan.kernels import configs
     changes = []
     for kernel, section in (doc.get("kernels") or {}).items():
         kept = []
         for e in section.get("entries") or []:
-            if not isinstance(e, dict) or not e.get("timings") or len(e.get("shape") or ()) != 2:
-                kept.append(e)           # nothing stored to choose from: left as it is
+            if not (isinstance(e, dict) and e.get("timings") and len(e.get("shape") or ()) == 2
+                    and e.get("layout") in configs.LAYOUTS and e.get("dtype") in configs.DTYPES):
+                kept.append(e)           # nothing stored to choose from (or unreadable): as is
                 continue
             N, T = e["shape"]
             allowed = {configs.label(c): c for c in
