@@ -14,6 +14,10 @@ triton's reverse scan) instead of over descending lanes, for an A/B of the two. 
 times every config twice, its later launches programmatic dependent ones and plain ones
 (``name=PDL/plain``). ``--stale-db`` lets ``tuned`` read the shipped DB's entries even though
 the kernel source changed since they were tuned (an A/B of a kernel edit on the tuned configs).
+``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
+data ends ~5% of steps and so do not rows whose coefficients decay, so a look-back span finds a
+reset among its nearest predecessors; a language-model rollout scored without discount has
+none, and every span walks back to its row's start (the look-back's worst case).
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
@@ -30,6 +34,24 @@ from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
 from rlscan.tuning import which_config
+
+# the positional argument holding the done flags, per estimator (grid._draw's order)
+_FLAGS = {"gae": 2, "discounted_returns": 1, "episodic_cumsum": 1}
+
+
+def no_reset_call(est: str, N: int, T: int, index: int, device="cuda") -> grid.Call:
+    """The grid's input set ``index`` (fp32, time-last) with every flag cleared and γ = λ = 1."""
+    if est not in _FLAGS:
+        raise ValueError(f"no_reset_call: estimator {est!r}; expected one of {', '.join(_FLAGS)}")
+    call = grid.place(grid.draw(grid.Cell(est, N, T, "float32", "time_last"), index, device),
+                      "time_last", device)
+    args = list(call.args)
+    args[_FLAGS[est]] = torch.zeros_like(args[_FLAGS[est]])
+    kwargs = dict(call.kwargs)
+    for k in ("gamma", "lmbda"):
+        if k in kwargs:
+            kwargs[k] = 1.0
+    return grid.Call(tuple(args), kwargs)
 
 
 def parse_config(text: str):
@@ -93,9 +115,15 @@ def main(argv=None) -> int:
     p.add_argument("--stale-db", action="store_true",
                    help="tuned: the shipped DB's entries, whatever kernel source they were "
                         "tuned for")
+    p.add_argument("--no-resets", action="store_true",
+                   help="rows without episode ends and γ = λ = 1 (fp32, time-last; GAE, "
+                        "discounted returns, episodic sums)")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)
+    if args.no_resets and (args.estimator not in _FLAGS or
+                           (args.dtype, args.layout) != ("float32", "time_last")):
+        p.error(f"--no-resets draws float32 time-last calls of {', '.join(_FLAGS)} only")
     if not torch.cuda.is_available():
         print("compare_configs needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -110,7 +138,11 @@ def main(argv=None) -> int:
     bw, est = copy_bandwidth(), args.estimator
     for N, T in args.shapes:
         cell = grid.Cell(est, N, T, args.dtype, args.layout)
-        calls = [grid.place(grid.draw(cell, i, "cuda"), args.layout, "cuda") for i in range(3)]
+        if args.no_resets:
+            calls = [no_reset_call(est, N, T, i) for i in range(3)]
+        else:
+            calls = [grid.place(grid.draw(cell, i, "cuda"), args.layout, "cuda")
+                     for i in range(3)]
         floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
         first, parts = None, []
         for name, cfg in args.configs:
@@ -134,7 +166,8 @@ def main(argv=None) -> int:
                 timed.append(f"{us:.1f}" + ("!" if bad else ""))
             launch._PDL = shipped_pdl
             parts.append(f"{name}=" + "/".join(timed))
-        mode = " asc" if args.ascending_time_major else ""
+        mode = (" asc" if args.ascending_time_major else "") + \
+            (" no-resets" if args.no_resets else "")
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
               + " ".join(parts), flush=True)
     return 0

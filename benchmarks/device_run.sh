@@ -8,7 +8,8 @@
 #   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side
 #                                              # (~150 s; one process: ~700 s). Fallback:
 #                                              # gpu-tests-1 then gpu-tests-2, two calls.
-#                                              # NORESET=1: no_reset_probe.py first (~40 s)
+#                                              # NORESET=1: first compare_configs.py
+#                                              # --no-resets, tuned vs spans (~40 s)
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
@@ -56,8 +57,12 @@ gpu-tests)
   # s, fifteenth session; 8 shards: 152 s, the slowest shard 145 s, sixteenth session)
   S=${SHARDS:-8}
   if [ -n "${NORESET:-}" ]; then   # first, alone on the GPU: rows with no reset, gamma=lambda=1
-    (export PYTHONPATH=/tmp/site:$R/benchmarks; timeout 120 python3 $R/benchmarks/no_reset_probe.py \
-      2>&1 | grep -v "Warn\|_warn" | tee $OUT/no_reset.txt)
+    for e in gae discounted_returns episodic_cumsum; do
+      (export PYTHONPATH=/tmp/site:$R/benchmarks; timeout 60 python3 $R/benchmarks/compare_configs.py \
+        --no-resets --estimator $e --shapes 1x1048576,8x262144,32x32768 \
+        --configs tuned,lookback:1x256:w1:c1:2l,chunked:1x512:w1:c1:2l 2>&1 \
+        | grep -v "Warn\|_warn" | tee -a $OUT/no_reset.txt)
+    done
   fi
   for i in $(seq 0 $((S - 1))); do
     (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \

@@ -40,8 +40,7 @@ from rlscan.kernels.launch import force_config
 from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import parse_config  # noqa: E402 - a sibling script, not a package
-from no_reset_probe import no_reset_call  # noqa: E402
+from compare_configs import no_reset_call, parse_config  # noqa: E402 - a sibling script
 
 START, MID, END = "<<<<", "====", ">>>>"
 
@@ -157,7 +156,7 @@ def main(argv=None) -> int:
     p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
     p.add_argument("--no-resets", action="store_true",
-                   help="rows without episode ends and γ = λ = 1 (no_reset_probe.py: the "
+                   help="rows without episode ends and γ = λ = 1 (compare_configs.py: the "
                         "look-back's worst case; GAE, discounted returns, episodic sums)")
     p.add_argument("--check", action="store_true",
                    help="compare results only (runs on CPU with the interpreter)")

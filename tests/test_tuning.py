@@ -986,14 +986,20 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
 
 
 def test_kernel_ab_no_resets_draws_float32_time_last_only(capsys):
-    """kernel_ab --no-resets times no_reset_probe's calls (fp32, time-last): other dtypes or
-    layouts are a usage error, not a silent fp32 run."""
+    """kernel_ab and compare_configs --no-resets time no-reset calls (fp32, time-last, GAE,
+    discounted returns, episodic sums): anything else is a usage error, not a silent fp32 run."""
     ab = _benchmark_script("kernel_ab")
     for extra in (["--dtype", "bfloat16"], ["--layout", "time_major"]):
         with pytest.raises(SystemExit) as e:
             ab.main(["any.patch", "--no-resets"] + extra)
         assert e.value.code == 2
     assert "--no-resets draws float32 time-last calls only" in capsys.readouterr().err
+    cc = _benchmark_script("compare_configs")
+    for extra in (["--estimator", "vtrace"], ["--dtype", "bfloat16"], ["--layout", "time_major"]):
+        with pytest.raises(SystemExit) as e:
+            cc.main(["--no-resets", "--shapes", "1x64", "--configs", "heuristic"] + extra)
+        assert e.value.code == 2
+    assert "--no-resets draws float32 time-last calls of" in capsys.readouterr().err
 
 
 def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
@@ -1008,17 +1014,20 @@ def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
 
 
 @pytest.mark.parametrize("est", ["gae", "discounted_returns", "episodic_cumsum"])
-def test_no_reset_probe_clears_every_flag_and_sets_unit_discounts(est):
-    """benchmarks/no_reset_probe.py times the look-back's worst case: the grid's data with no
-    episode end anywhere and γ = λ = 1, so no product of coefficients decays to a reset."""
-    probe = _benchmark_script("no_reset_probe")
-    call = probe.no_reset_call(est, 3, 40, 0, "cpu")
-    flags = call.args[probe._FLAGS[est]]
+def test_no_reset_calls_clear_every_flag_and_set_unit_discounts(est):
+    """compare_configs.py / kernel_ab.py --no-resets time the look-back's worst case: the grid's
+    data with no episode end anywhere and γ = λ = 1, so no product of coefficients decays to a
+    reset; other estimators are refused."""
+    cc = _benchmark_script("compare_configs")
+    call = cc.no_reset_call(est, 3, 40, 0, "cpu")
+    flags = call.args[cc._FLAGS[est]]
     assert flags.shape == (3, 40) and not flags.any()
     assert all(call.kwargs[k] == 1.0 for k in ("gamma", "lmbda") if k in call.kwargs)
     assert "gamma" in call.kwargs or est == "episodic_cumsum"
     rewards = call.args[0]
     assert rewards.shape == (3, 40) and rewards.abs().sum() > 0   # the grid's data otherwise
+    with pytest.raises(ValueError, match="vtrace"):
+        cc.no_reset_call("vtrace", 3, 40, 0, "cpu")
 
 
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):

@@ -109,7 +109,7 @@ _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 # A look-back span folds the nearest 8 spans, then walks back 64-256 at a time until a reset:
 # in a row with no episode end and no decay (γ = λ = 1) it walks to span 0. H200, fp32, such
-# rows (no_reset_probe.py, seventeenth session), tuned look-back vs chunked 1x512/w1/c1/2l:
+# rows (compare_configs.py --no-resets, seventeenth session), tuned look-back vs chunked 1x512/w1/c1/2l:
 # GAE 1x1048576 (1x256/w1: 4096 spans) 59.3 vs 14.5 us, 8x262144 (1024 spans) 39.7 vs 23.6;
 # discounted returns 1x1048576 51.9 vs 10.7; 32x32768 (128 spans) 8.3, as with resets. So
 # look-back spans only where every call of the bucket (up to twice its steps) has at most 256
