@@ -18,6 +18,8 @@ the kernel source changed since they were tuned (an A/B of a kernel edit on the 
 data ends ~5% of steps and so do not rows whose coefficients decay, so a look-back span finds a
 reset among its nearest predecessors; a language-model rollout scored without discount has
 none, and every span walks back to its row's start (the look-back's worst case).
+``--decay D`` (with ``--no-resets``): γ = D instead, λ = 1: a product of D per step underflows
+to an exact 0 after ~103 / -ln(D) steps, where a walk back stops.
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
 """
@@ -39,8 +41,10 @@ from rlscan.tuning import which_config
 _FLAGS = {"gae": 2, "discounted_returns": 1, "episodic_cumsum": 1}
 
 
-def no_reset_call(est: str, N: int, T: int, index: int, device="cuda") -> grid.Call:
-    """The grid's input set ``index`` (fp32, time-last) with every flag cleared and γ = λ = 1."""
+def no_reset_call(est: str, N: int, T: int, index: int, device="cuda",
+                  decay: float = 1.0) -> grid.Call:
+    """The grid's input set ``index`` (fp32, time-last) with every flag cleared, γ = ``decay``
+    and λ = 1."""
     if est not in _FLAGS:
         raise ValueError(f"no_reset_call: estimator {est!r}; expected one of {', '.join(_FLAGS)}")
     call = grid.place(grid.draw(grid.Cell(est, N, T, "float32", "time_last"), index, device),
@@ -48,9 +52,9 @@ def no_reset_call(est: str, N: int, T: int, index: int, device="cuda") -> grid.C
     args = list(call.args)
     args[_FLAGS[est]] = torch.zeros_like(args[_FLAGS[est]])
     kwargs = dict(call.kwargs)
-    for k in ("gamma", "lmbda"):
+    for k, v in (("gamma", decay), ("lmbda", 1.0)):
         if k in kwargs:
-            kwargs[k] = 1.0
+            kwargs[k] = v
     return grid.Call(tuple(args), kwargs)
 
 
@@ -118,12 +122,16 @@ def main(argv=None) -> int:
     p.add_argument("--no-resets", action="store_true",
                    help="rows without episode ends and γ = λ = 1 (fp32, time-last; GAE, "
                         "discounted returns, episodic sums)")
+    p.add_argument("--decay", type=float, default=1.0,
+                   help="with --no-resets: γ (λ = 1); default 1")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     args = p.parse_args(argv)
     if args.no_resets and (args.estimator not in _FLAGS or
                            (args.dtype, args.layout) != ("float32", "time_last")):
         p.error(f"--no-resets draws float32 time-last calls of {', '.join(_FLAGS)} only")
+    if args.decay != 1.0 and not (args.no_resets and 0.0 < args.decay < 1.0):
+        p.error(f"--decay {args.decay}: expected a value in (0, 1), with --no-resets")
     if not torch.cuda.is_available():
         print("compare_configs needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -139,7 +147,7 @@ def main(argv=None) -> int:
     for N, T in args.shapes:
         cell = grid.Cell(est, N, T, args.dtype, args.layout)
         if args.no_resets:
-            calls = [no_reset_call(est, N, T, i) for i in range(3)]
+            calls = [no_reset_call(est, N, T, i, decay=args.decay) for i in range(3)]
         else:
             calls = [grid.place(grid.draw(cell, i, "cuda"), args.layout, "cuda")
                      for i in range(3)]
@@ -167,7 +175,8 @@ def main(argv=None) -> int:
             launch._PDL = shipped_pdl
             parts.append(f"{name}=" + "/".join(timed))
         mode = (" asc" if args.ascending_time_major else "") + \
-            (" no-resets" if args.no_resets else "")
+            (" no-resets" if args.no_resets else "") + \
+            (f" decay {args.decay}" if args.decay != 1.0 else "")
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
               + " ".join(parts), flush=True)
     return 0

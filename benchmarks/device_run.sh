@@ -17,6 +17,8 @@
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
 #                                              # (patch) vs shipped, with and without resets
 #                                              # (~2 min)
+#   bash benchmarks/device_run.sh decay-walk   # look-back on rows without resets whose
+#                                              # coefficients decay (γ < 1), vs tuned (~3 min)
 #   bash benchmarks/device_run.sh group16-ab   # bf16 two-level tiles in groups of 16 steps a
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
@@ -142,6 +144,19 @@ lookback-ab)
       $data --estimators gae,discounted_returns --cells $C 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/lookback_ab.txt
   done ;;
+decay-walk)
+  # how far a look-back walk goes on rows without resets when the coefficients decay: γ = D,
+  # λ = 1 underflows to an exact 0 after ~103 / -ln(D) steps (0.9999: the whole row; 0.999:
+  # 103k steps; 0.995: 21k; 0.99: 10k; 0.95: 2k), against the tuned (chunked) config
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  L=tuned,lookback:1x512:w1:c1:2l,lookback:1x256:w1:c1:2l,lookback:1x1024:w4:c1
+  for e in gae discounted_returns; do
+    for d in 1.0 0.9999 0.999 0.995 0.99 0.95; do
+      timeout 60 python3 $R/benchmarks/compare_configs.py --estimator $e --no-resets --decay $d \
+        --shapes 1x1048576,8x262144 --configs $L 2>&1 | grep -v "Warn\|_warn" \
+        | tee -a $OUT/decay_walk.txt
+    done
+  done ;;
 group16-ab)
   # groups of 16 (32 bytes of bf16 a thread; valid configs since the fourteenth session, not yet
   # tuner candidates) against the shipped DB's choice on the big bf16 cells
@@ -153,7 +168,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|decay-walk|group16-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -1000,6 +1000,12 @@ def test_kernel_ab_no_resets_draws_float32_time_last_only(capsys):
             cc.main(["--no-resets", "--shapes", "1x64", "--configs", "heuristic"] + extra)
         assert e.value.code == 2
     assert "--no-resets draws float32 time-last calls of" in capsys.readouterr().err
+    for argv in (["--decay", "0.9"], ["--no-resets", "--decay", "1.5"],
+                 ["--no-resets", "--decay", "0"]):
+        with pytest.raises(SystemExit) as e:
+            cc.main(argv + ["--shapes", "1x64", "--configs", "heuristic"])
+        assert e.value.code == 2
+    assert "expected a value in (0, 1), with --no-resets" in capsys.readouterr().err
 
 
 def test_kernel_ab_lookback_window_takes_powers_of_two_low_to_high():
@@ -1028,6 +1034,9 @@ def test_no_reset_calls_clear_every_flag_and_set_unit_discounts(est):
     assert rewards.shape == (3, 40) and rewards.abs().sum() > 0   # the grid's data otherwise
     with pytest.raises(ValueError, match="vtrace"):
         cc.no_reset_call("vtrace", 3, 40, 0, "cpu")
+    decayed = cc.no_reset_call(est, 3, 40, 0, "cpu", decay=0.99)      # --decay: γ only
+    assert decayed.kwargs.get("gamma", 0.99) == 0.99 and decayed.kwargs.get("lmbda", 1.0) == 1.0
+    assert torch.equal(decayed.args[0], rewards)
 
 
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
