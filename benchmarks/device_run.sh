@@ -48,6 +48,11 @@ tune-bench)
   rm -f $OUT/b1/bench.png $OUT/tdb/*.lock ;;
 bench-more)
   # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
+  # FP32=1 first: the fp32 time-last grid with the loop baseline (as tune-bench's, ~80 s)
+  if [ -n "${FP32:-}" ]; then
+    timeout 100 python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+    rm -f $OUT/b1/bench.png
+  fi
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
   timeout 80 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 --baselines "" --out $OUT/b2 2>&1 | grep -v "Warn\|_warn" | tail -2
   # bf16 + bool flags in time-major buffers (CONTIG_ROWS, ninth session)
