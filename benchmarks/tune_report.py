@@ -86,6 +86,21 @@ def report(db, seconds=None) -> str:
         out.append(f"| {est} | {e['dtype']} | {e['layout']} | {e['rows'][0]}..{e['rows'][1]} | "
                    f"{e['steps'][0]}..{e['steps'][1]} | {label} | {e['median_us']:.2f} | "
                    f"{e['floor_us']:.2f} | {gain:.2f}x |")
+    walks = [(est, e) for est, e in rows if e.get("bounded_walk")]
+    if walks:
+        out += ["", "## Look-back beyond 256 spans a row (`bounded_walk`)", "",
+                "Faster than the bucket's winner on the tuner's data, kept apart: a call runs the "
+                "first whose walk back its scalar coefficients end within the first window "
+                "(per-step |a| = γ, γ·λ or γ·λ·c̄ at most the limit; `configs.walk_decay_limit`).",
+                "", "| estimator | dtype | rows | steps | winner µs | bounded walk: config µs "
+                "(|a| ≤ limit) |", "|---|---|---|---|---:|---|"]
+        for est, e in sorted(walks, key=lambda r: (r[0], r[1]["dtype"], r[1]["rows"][0],
+                                                   r[1]["steps"][0])):
+            alts = ", ".join(f"{configs.label(w['config'])} {w['median_us']:.2f} "
+                             f"(≤ {configs.walk_decay_limit(w['config']):.3f})"
+                             for w in e["bounded_walk"])
+            out.append(f"| {est} | {e['dtype']} | {e['rows'][0]}..{e['rows'][1]} | "
+                       f"{e['steps'][0]}..{e['steps'][1]} | {e['median_us']:.2f} | {alts} |")
     return "\n".join(out) + "\n"
 
 

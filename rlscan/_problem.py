@@ -51,3 +51,28 @@ class Problem(NamedTuple):
     pg_rho_bar: float = 1.0
     pg_mix: bool = False
     starts_at: bool = False
+
+
+def decay_bound(pb: Problem) -> Optional[float]:
+    """The largest |a_t| ``pb``'s scalar coefficients allow at any step (ALGORITHMS.md §2: γ for
+    discounted returns; γ·λ for GAE, λ-returns and eligibility traces; γ·λ·c̄ for V-trace and
+    Retrace, whose c_t = λ·min(c̄, ratio_t); 1 for episodic sums), episode ends only lowering it;
+    None where only the tensors would tell (per-step γ or λ, linear_scan's a). A look-back walk
+    back needs no episode end to stop when it is below 1 (``configs.walk_fits_first_window``)."""
+    return scalar_decay_bound(pb.est, None if pb.g is not None else pb.gamma,
+                              None if pb.lam is not None else pb.lmbda, pb.c_bar)
+
+
+def scalar_decay_bound(est: int, gamma: Optional[float], lmbda: Optional[float],
+                       c_bar: float = 1.0) -> Optional[float]:
+    """:func:`decay_bound` from the estimator code and its scalar coefficients (None: a
+    per-step tensor)."""
+    if est == CUMSUM:
+        return 1.0
+    if est == LINEAR or gamma is None:
+        return None
+    if est == DISC:
+        return gamma
+    if lmbda is None:
+        return None
+    return gamma * lmbda * c_bar if est in (VTRACE, RETRACE) else gamma * lmbda

@@ -26,6 +26,7 @@ Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you 
 import functools
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -181,6 +182,8 @@ class ParsedDB(NamedTuple):
     entries: Dict[tuple, dict]            # entry_key -> normalised config, current hash only
     stale: List[str]                      # kernels whose source_hash differs from this rlscan's
     skipped: List[str]                    # why individual entries or sections were skipped
+    # entry_key -> the entry's bounded_walk configs, fastest first (entries that have one)
+    bounded: Dict[tuple, Tuple[dict, ...]] = {}
 
 
 def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
@@ -207,7 +210,7 @@ def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
         raise TuningDBError(f"it was made on {device['name']!r} ({slug}) but is named for "
                             f"{expect_slug}")
     current = kernel_source_hash()
-    entries, stale, skipped = {}, [], []
+    entries, bounded, stale, skipped = {}, {}, [], []
     for kernel, section in kernels.items():
         if kernel not in ESTIMATORS:
             skipped.append(f"unknown kernel {kernel!r}")
@@ -222,10 +225,30 @@ def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
         for i, e in enumerate(section["entries"]):
             try:
                 key = entry_key(kernel, e)                  # checks e is an object first
-                entries[key] = _configs.validate(e.get("config"))
+                config = _configs.validate(e.get("config"))
+                walk = _bounded_walk(e.get("bounded_walk", []))
             except ValueError as err:
                 skipped.append(f"{kernel} entry {i}: {err}")
-    return ParsedDB(doc, entries, stale, skipped)
+                continue
+            entries[key] = config
+            if walk:
+                bounded[key] = walk
+    return ParsedDB(doc, entries, stale, skipped, bounded)
+
+
+def _bounded_walk(items) -> Tuple[dict, ...]:
+    """An entry's ``bounded_walk``: look-back configs beyond the span limit that were faster
+    than its winner, fastest first (``configs.bounded_walk_config`` picks one per call)."""
+    if not isinstance(items, list):
+        raise ValueError(f"bounded_walk is not a list: {items!r}")
+    out = []
+    for item in items:
+        config = _configs.validate(item.get("config") if isinstance(item, dict) else None)
+        if config.get("strategy") != "lookback":
+            raise ValueError(f"bounded_walk holds a {config.get('strategy')} config; expected "
+                             f"look-back configs only")
+        out.append(config)
+    return tuple(out)
 
 
 def _warn(msg: str) -> None:
@@ -233,9 +256,11 @@ def _warn(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- the loaded index
-# slug -> entry key -> (config, source label); built by load(), read by select_config.
-_index: Dict[str, Dict[tuple, Tuple[dict, str]]] = {}
-# hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) -> config or None
+# slug -> entry key -> (config, source label, bounded_walk configs); built by load(), read by
+# select_config.
+_index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[dict, ...]]]] = {}
+# hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) ->
+# (config, bounded_walk configs) or None
 _cache: dict = {}
 _device_slugs: dict = {}
 _warned_missing: set = set()
@@ -268,7 +293,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
     layers = [("db", shipped)]
     if overlay is not None and (shipped is None or not _same_dir(overlay, shipped)):
         layers.append(("overlay", overlay))
-    index: Dict[str, Dict[tuple, Tuple[dict, str]]] = {}
+    index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[dict, ...]]]] = {}
     for kind, directory in layers:
         for path in _db_files(directory):
             label = f"{kind}:{path}"
@@ -290,7 +315,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
                 _warn(f"rlscan tuning: {path}: " + "; ".join(problems) + ".")
             table = index.setdefault(path.stem, {})
             for key, cfg in db.entries.items():
-                table[key] = (cfg, label)
+                table[key] = (cfg, label, db.bounded.get(key, ()))
     global _index, _heuristic_cached
     _index = index
     _heuristic_cached = None
@@ -319,7 +344,7 @@ def _device_slug(device) -> Optional[str]:
 
 
 def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
-            kt: int) -> Optional[Tuple[dict, str]]:
+            kt: int) -> Optional[Tuple[dict, str, Tuple[dict, ...]]]:
     if slug is None:
         return None
     return _index.get(slug, {}).get((kernel, dtype, layout, kr, kt))
@@ -327,6 +352,11 @@ def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
 
 def select_config(pb: P.Problem) -> dict:
     """The launch config for ``pb``: its tuning-DB entry, else the heuristic for its shape.
+    Where the entry has a ``bounded_walk``, the first of those look-back configs whose walk
+    back ``pb``'s scalar coefficients bound (``P.decay_bound``) runs instead; an entry's
+    look-back config that would make more than ``configs.LOOKBACK_MAX_SPANS`` spans a row runs
+    as chunked spans of the same tile (``configs.within_lookback_limit``: DBs tuned before the
+    limit).
 
     The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
     resolves it (and warns once per estimator and GPU when there is no entry). Never measures
@@ -336,12 +366,16 @@ def select_config(pb: P.Problem) -> dict:
     # bit_length() is the bucket index + 1: the cheapest exact bucket id of an int
     key = (p0.device, pb.est, p0.dtype, p0.stride(1) == 1, pb.N.bit_length(), pb.T.bit_length())
     try:
-        cfg = _cache[key]
+        hit = _cache[key]
     except KeyError:
-        cfg = _cache[key] = _resolve(pb, key)
-    if cfg is None:
+        hit = _cache[key] = _resolve(pb, key)
+    if hit is None:
         return heuristic(pb.N, pb.T, not key[3])
-    return cfg
+    if hit[1]:
+        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb))
+        if walk is not None:
+            return walk
+    return _configs.within_lookback_limit(hit[0], pb.T)
 
 
 def heuristic(N: int, T: int, time_major: bool = False) -> dict:
@@ -357,14 +391,14 @@ def heuristic(N: int, T: int, time_major: bool = False) -> dict:
 _heuristic_cached = None
 
 
-def _resolve(pb: P.Problem, key) -> Optional[dict]:
+def _resolve(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
     device, est, dtype, time_last, kr, kt = key
     slug = _device_slug(device)
     kernel = KERNEL_NAMES[est]
     hit = _lookup(slug, kernel, dtype_key(dtype), "time_last" if time_last else "time_major",
                   kr - 1, kt - 1)
     if hit is not None:
-        return hit[0]
+        return hit[0], hit[2]
     if slug is not None and (kernel, slug) not in _warned_missing:
         _warned_missing.add((kernel, slug))
         lo_n, hi_n = bucket(pb.N)
@@ -378,8 +412,8 @@ def _resolve(pb: P.Problem, key) -> Optional[dict]:
     return None
 
 
-def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = None
-                 ) -> ConfigChoice:
+def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = None,
+                 gamma=None, lmbda=None, c_bar=None) -> ConfigChoice:
     """Which launch config a call would use, and where it comes from. Runs nothing, warns not.
 
     ``estimator``: a public function name (``"gae"``, ``"vtrace"``, ..., ``"linear_scan"``).
@@ -387,6 +421,9 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     same shape, strides, dtype and device as in the call; a ``device="meta"`` tensor works
     when you only want to ask. ``gpu``: a GPU name or slug (``"NVIDIA H200"``) to ask about
     that GPU's DB instead of ``x``'s device (e.g. from a machine without one).
+    ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
+    default; a tensor: per-step values): on long rows a DB entry may hold look-back configs
+    that run only when these bound every walk back (``bounded_walk``, ``select_config``).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry, ``"heuristic"``
     when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
@@ -413,12 +450,33 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     if gpu is None and not use_kernels(lay.device):
         return choice(None, "torch")
     hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
-    if hit is not None:   # as the launcher runs it (a look-back beyond its limit runs chunked)
-        return choice(dict(_configs.within_lookback_limit(hit[0], lay.T)), hit[1])
+    if hit is not None:   # as select_config picks it
+        walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar))
+        return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
             **heuristic(lay.N, lay.T, lk == "time_major")}
     return choice(full, "heuristic")
+
+
+def _asked_decay(estimator: str, gamma, lmbda, c_bar) -> Optional[float]:
+    """``P.decay_bound`` of a call of ``estimator`` with these coefficients (None: the public
+    function's default, where it has one)."""
+    import torch
+
+    from . import estimators
+    params = inspect.signature(getattr(estimators, estimator)).parameters
+
+    def scalar(name, v):
+        if v is None:
+            v = params[name].default if name in params else None
+        if v is None or v is inspect.Parameter.empty or isinstance(v, torch.Tensor):
+            return None                     # required and not given, or per-step values
+        return float(v)
+    est = next(code for code, name in KERNEL_NAMES.items() if name == estimator)
+    cb = scalar("c_bar", c_bar)
+    return P.scalar_decay_bound(est, scalar("gamma", gamma), scalar("lmbda", lmbda),
+                                1.0 if cb is None else cb)
 
 
 load()

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import rlscan
+from rlscan import tuning
 from rlscan.kernels import launch
 from rlscan.kernels.launch import force_config
 
@@ -490,7 +491,7 @@ def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, dev
     assert configs.LOOKBACK_MAX_SPANS == 256
     phase = record_constexprs(monkeypatch, "PHASE")
     cfg = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    monkeypatch.setattr(launch, "select_config", lambda pb: cfg)
+    _db_entry(monkeypatch, cfg)
     kw, rk = make("discounted_returns", (1, T), seed=5)
     assert_matches(call("discounted_returns", kw, device), reference("discounted_returns", rk),
                    T=T)
@@ -499,6 +500,34 @@ def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, dev
     with force_config(**cfg):
         call("discounted_returns", kw, device)
     assert phase == [3]
+
+
+def _db_entry(monkeypatch, config, bounded=()):
+    """Every bucket's tuning-DB entry is ``config`` with ``bounded_walk`` ``bounded``."""
+    monkeypatch.setattr(tuning, "_cache", {})
+    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, tuple(bounded)))
+
+
+@pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [3]), (0.6, 0.5, [3]),
+                                                  (0.5, 0.9, [1, 2]), (1.0, 1.0, [1, 2])])
+def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
+        backend, device, gamma, lmbda, phases, monkeypatch):
+    """Beyond configs.LOOKBACK_MAX_SPANS spans a row, a DB entry's bounded_walk look-back config
+    runs when the call's scalar coefficients make the product of a underflow to 0 within the
+    first window of spans (GAE, 16-step spans: γ·λ = 0.3 does, 0.45 not), episode ends or not;
+    else the entry's winner runs. The results are the reference's either way."""
+    if backend == "torch":
+        pytest.skip("the torch path has no spans")
+    phase = record_constexprs(monkeypatch, "PHASE")
+    chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    _db_entry(monkeypatch, chunked, [walk])
+    T = 16 * 40 + 5
+    kw, rk = make("gae", (2, T), seed=9, gamma=gamma, lmbda=lmbda)
+    for flag in ("terminated", "truncated"):           # no episode end: the decay alone ends it
+        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
+    assert phase == phases
 
 
 def test_lookback_window_covers_the_row_within_its_bounds():

@@ -51,10 +51,10 @@ def write(path: Path, document) -> Path:
     return path
 
 
-def ask(estimator="gae", N=4096, T=128, time_major=False, dtype=torch.float32):
+def ask(estimator="gae", N=4096, T=128, time_major=False, dtype=torch.float32, **coefficients):
     x = torch.empty(T, N, dtype=dtype, device="meta").t() if time_major else \
         torch.empty(N, T, dtype=dtype, device="meta")
-    return rlscan.which_config(estimator, x, gpu=GPU)
+    return rlscan.which_config(estimator, x, gpu=GPU, **coefficients)
 
 
 def snapshot(path: Path):
@@ -151,6 +151,44 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
     long = ask(N=1, T=1 << 20)
     assert long.config == dict(lookback, strategy="chunked") and long.source.startswith("db:")
     assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
+
+
+def test_which_config_reports_a_bounded_walk_where_the_coefficients_bound_it(dirs, cpu_is_h200):
+    """An entry's bounded_walk look-back config runs (and which_config says so) where the call's
+    scalar coefficients bound every walk back to the first window; the estimator's own defaults
+    count when none are given; per-step (tensor) coefficients never bound it."""
+    shipped, _, reload = dirs
+    chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
+    walk = validate_label("lookback/1x512/w1/s1/c1/2l")
+    e = dict(entry(1, 1 << 20, chunked), bounded_walk=[{"config": walk, "median_us": 9.0}])
+    write(shipped / f"{SLUG}.json", doc({"gae": [e], "discounted_returns": [e]}))
+    assert load_warnings(reload) == []
+    assert ask(N=1, T=1 << 20).config == walk                   # GAE defaults: 0.99 · 0.95
+    assert ask(N=1, T=1 << 20, gamma=1.0, lmbda=0.95).config == walk
+    assert ask(N=1, T=1 << 20, gamma=1.0, lmbda=1.0).config == chunked
+    assert ask(N=1, T=1 << 20, gamma=torch.tensor(0.5)).config == chunked   # per step
+    assert ask("discounted_returns", N=1, T=1 << 20).config == chunked      # γ = 0.99
+    assert ask("discounted_returns", N=1, T=1 << 20, gamma=0.95).config == walk
+    pb = _problem(1, 1 << 20)
+    assert tuning.select_config(pb._replace(gamma=0.99, lmbda=0.95)) == walk
+    assert tuning.select_config(pb._replace(gamma=1.0, lmbda=1.0)) == chunked
+    g = torch.zeros(1, 1)
+    assert tuning.select_config(pb._replace(gamma=0.0, g=g, lmbda=0.5)) == chunked
+
+
+def test_a_malformed_bounded_walk_skips_its_entry(dirs):
+    """bounded_walk holds look-back configs only; anything else skips the entry, with a warning
+    naming it."""
+    shipped, _, reload = dirs
+    chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
+    bad = [dict(entry(1, 1 << 20, chunked), bounded_walk=[{"config": chunked}]),
+           dict(entry(1, 1 << 19, chunked), bounded_walk={"config": chunked}),
+           dict(entry(1, 1 << 18, chunked), bounded_walk=[{"config": {"strategy": "lookback"}}])]
+    write(shipped / f"{SLUG}.json", doc({"gae": bad + [entry(4096, 128, cfg(8))]}))
+    (w,) = load_warnings(reload)
+    assert "3 malformed entries" in str(w.message)
+    assert "expected look-back configs only" in str(w.message)
+    assert ask().config == cfg(8)
 
 
 def test_overlay_beats_shipped_entry_by_entry(dirs):
@@ -405,20 +443,22 @@ def test_merge_replaces_a_stale_section_whole():
     assert new["kernels"]["vtrace"] == old["kernels"]["vtrace"]
 
 
-def test_reselect_repicks_winners_among_remaining_candidates_from_stored_timings(tmp_path,
-                                                                                  capsys):
+def test_reselect_repicks_winners_and_bounded_walks_from_stored_timings(tmp_path, capsys):
     """rlscan-tune --reselect applies a changed candidate rule to a DB without a GPU: each
-    entry's winner becomes the fastest stored timing among the configs still candidates (a
-    failed candidate's status never wins), an entry with none left is removed, and the file
-    keeps its source hash."""
+    entry's winner becomes the fastest stored timing among the configs still candidates and
+    within the look-back span limit (a failed candidate's status never wins), faster look-back
+    configs beyond the limit become its bounded_walk, fastest first; an entry with no possible
+    winner left is removed, and the file keeps its source hash."""
     from rlscan.tune import cli
     lookback = validate_label("lookback/1x256/w1/s1/c1/2l")
+    longer = validate_label("lookback/1x512/w1/s1/c1/2l")
     chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
     row = validate_label("row_block/1x1024/w4/s1")
-    assert C.label(lookback) not in labels("gae", 1, 1 << 20)    # look-back too long there
-    big = dict(entry(1, 1 << 20, lookback), shape=[1, 1 << 20], candidates=4, timings={
-        C.label(lookback): 10.3, C.label(chunked): 12.5, C.label(row): 900.0,
-        "chunked/1x512/w1/s1/c1/2l": "compile failed"})
+    assert C.label(lookback) in labels("gae", 1, 1 << 20)
+    assert C.beyond_lookback_limit(lookback, 1 << 20) and C.beyond_lookback_limit(longer, 1 << 20)
+    big = dict(entry(1, 1 << 20, lookback), shape=[1, 1 << 20], candidates=5, timings={
+        C.label(lookback): 10.3, C.label(longer): 9.0, C.label(chunked): 12.5,
+        C.label(row): 900.0, "chunked/1x512/w1/s1/c1/2l": "compile failed"})
     gone = dict(entry(1, 1 << 20, lookback, dtype="bfloat16"), shape=[1, 1 << 20],
                 timings={C.label(lookback): 9.0})
     keep = dict(entry(4096, 128, cfg(2, 128, 2)), shape=[4096, 128],
@@ -428,15 +468,22 @@ def test_reselect_repicks_winners_among_remaining_candidates_from_stored_timings
     path = write(tmp_path / f"{SLUG}.json", doc({"gae": [big, gone, keep, by_hand, odd]}))
     assert cli.main(["--reselect", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "no measured candidate left; entry removed" in out and out.count("\n") == 2
+    assert "only look-back beyond the span limit measured; entry removed" in out
+    assert "bounded_walk lookback/1x512/w1/s1/c1/2l 9.0 us, lookback/1x256/w1/s1/c1/2l 10.3 us" \
+        in out and out.count("\n") == 3
     parsed = tuning.parse_db(path, expect_slug=SLUG)
     assert parsed.doc["kernels"]["gae"]["source_hash"] == tuning.kernel_source_hash()
     entries = parsed.doc["kernels"]["gae"]["entries"]
     assert [e["dtype"] for e in entries] == ["float32"] * 4
     assert entries[2:] == [by_hand, odd]
     assert entries[0]["config"] == chunked and entries[0]["median_us"] == 12.5
-    assert C.label(lookback) not in entries[0]["timings"] and entries[0]["candidates"] == 3
-    assert entries[1] == keep
+    assert entries[0]["bounded_walk"] == [{"config": longer, "median_us": 9.0},
+                                          {"config": lookback, "median_us": 10.3}]
+    assert entries[0]["candidates"] == 5
+    assert parsed.bounded[("gae", "float32", "time_last", 0, 20)] == (longer, lookback)
+    assert entries[1] == keep and "bounded_walk" not in entries[1]
+    assert cli.main(["--reselect", str(path)]) == 0              # a second run: nothing to do
+    assert capsys.readouterr().out == ""
     assert cli.main(["--reselect", str(tmp_path / "absent.json")]) == 2
 
 
@@ -580,26 +627,61 @@ def test_lookback_spans_are_one_chunk():
         C.validate(dict(ok, CHUNKS_PER_SPAN=2))
 
 
-def test_lookback_candidates_only_where_every_call_of_the_bucket_has_few_spans():
-    """A look-back tile is a candidate only where a call of up to twice the bucket's steps
-    makes at most LOOKBACK_MAX_SPANS spans of it (a row without resets walks back to span 0);
-    chunked tiles stay candidates at any length."""
-    from rlscan.kernels import configs as C
-
+def test_lookback_candidates_beyond_the_span_limit_are_told_apart():
+    """Look-back tiles are candidates at any length, but those with which a call of up to twice
+    the bucket's steps could make more than LOOKBACK_MAX_SPANS spans (a row without resets walks
+    back to span 0) are beyond_lookback_limit: the tuner keeps them out of the winner's place."""
     def lookback(N, T):
-        return {(c["BLOCK_T"], c.get("TWO_LEVEL", False))
+        return {(c["BLOCK_T"], c.get("TWO_LEVEL", False)): C.beyond_lookback_limit(c, T)
                 for c in C.candidates("gae", N, T, "time_last", "float32")
                 if c["strategy"] == "lookback"}
 
-    assert (256, True) in lookback(32, 32768) and (1024, False) in lookback(32, 32768)
-    assert (256, True) not in lookback(8, 65536) and (512, True) in lookback(8, 65536)
-    assert lookback(1, 1 << 20) == set()
+    assert lookback(32, 32768)[(256, True)] is False and lookback(32, 32768)[(1024, False)] is False
+    assert lookback(8, 65536)[(256, True)] is True and lookback(8, 65536)[(512, True)] is False
+    assert set(lookback(1, 1 << 20).values()) == {True}
     for T in (32768, 65536, 1 << 20):
-        for c in C.candidates("gae", 8, T, "time_last", "float32"):
-            if c["strategy"] == "lookback":
-                assert 2 * -(-T // c["BLOCK_T"]) <= C.LOOKBACK_MAX_SPANS
-    assert any(c["strategy"] == "chunked"
-               for c in C.candidates("gae", 1, 1 << 20, "time_last", "float32"))
+        for (bt, _), beyond in lookback(8, T).items():
+            assert beyond == (2 * -(-T // bt) > C.LOOKBACK_MAX_SPANS)
+    chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
+    assert not C.beyond_lookback_limit(chunked, 1 << 20)              # only look-back walks
+
+
+def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it():
+    """float32 products of factors at most β reach an exact 0 ~150·ln 2 / -ln β steps back, plus
+    up to two spans of rounding; a bounded_walk config runs only where that is within the first
+    LOOKBACK_FIRST_WINDOW spans: 512-step spans up to β ≈ 0.967 (GAE's γ = 0.99, λ = 0.95 and
+    γ = 1, λ = 0.95), 256-step spans up to β ≈ 0.935."""
+    import math
+    span = validate_label("lookback/1x512/w1/s1/c1/2l")
+    short = validate_label("lookback/1x256/w1/s1/c1/2l")
+    assert C.LOOKBACK_FIRST_WINDOW == 8
+    for beta, fits in ((0.0, True), (0.5, True), (0.99 * 0.95, True), (0.95, True),
+                       (0.966, True), (0.968, False), (0.99, False), (1.0, False),
+                       (None, False), (math.nan, False), (math.inf, False)):
+        assert C.walk_fits_first_window(span, beta) is fits, beta
+    assert C.walk_fits_first_window(short, 0.934) and not C.walk_fits_first_window(short, 0.95)
+    assert C.bounded_walk_config((short, span), 0.95) == span       # the first that fits
+    assert C.bounded_walk_config((short, span), 0.9) == short
+    assert C.bounded_walk_config((short, span), 0.99) is None
+    assert C.bounded_walk_config((), 0.5) is None
+    # the rule's premise, in float32: 0.95 per step is an exact 0 within 6 spans of 512
+    a = torch.full((6 * 512,), 0.95, dtype=torch.float32)
+    assert float(torch.prod(a)) == 0.0 and float(torch.prod(a[:512])) > 0.0
+
+
+@pytest.mark.parametrize("est, gamma, lmbda, c_bar, bound", [
+    (P.DISC, 0.9, 0.5, 1.0, 0.9), (P.GAE, 0.9, 0.5, 1.0, 0.45), (P.LAMBDA, 0.9, 0.5, 1.0, 0.45),
+    (P.TRACE, 0.9, 0.5, 1.0, 0.45), (P.VTRACE, 0.9, 0.5, 0.8, 0.36),
+    (P.RETRACE, 0.9, 0.5, 2.0, 0.9), (P.CUMSUM, None, None, 1.0, 1.0),
+    (P.LINEAR, None, None, 1.0, None), (P.GAE, None, 0.5, 1.0, None),
+    (P.GAE, 0.9, None, 1.0, None), (P.DISC, 0.9, None, 1.0, 0.9)])
+def test_decay_bound_is_the_largest_a_the_scalar_coefficients_allow(est, gamma, lmbda, c_bar,
+                                                                    bound):
+    """ALGORITHMS.md §0: a = γ (discounted returns), γ·λ (GAE, λ-returns, eligibility traces),
+    γ·λ·min(c̄, ratio) (V-trace, Retrace), 1 (episodic sums); per-step γ or λ tensors (None
+    here) or linear_scan's a: unknown."""
+    got = P.scalar_decay_bound(est, gamma, lmbda, c_bar)
+    assert got == pytest.approx(bound) if bound is not None else got is None
 
 
 def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
@@ -829,6 +911,34 @@ def test_tuner_end_to_end_with_a_fake_timer(tmp_path, dirs, monkeypatch):
         assert got.config == r.winner.config and got.source == f"db:{path}"
     table = sweep.table(results)
     assert "vs_heuristic" in table and len(table.splitlines()) == len(cells) + 1
+
+
+def test_the_winner_is_within_the_span_limit_and_faster_lookbacks_beyond_it_are_kept_apart():
+    """sweep.pick (the tuner's and --reselect's rule): the winner is the fastest config within
+    the look-back span limit; look-back configs beyond it that were faster become the entry's
+    bounded_walk, fastest first, at most BOUNDED_WALK_KEPT; slower ones are dropped."""
+    T = 1 << 20
+    def m(text, us):
+        c = validate_label(text)
+        return sweep.Measured(c, C.label(c), us, "ok")
+    chunked, row = m("chunked/1x256/w1/s1/c2/2l", 12.5), m("row_block/1x1024/w4/s1", 900.0)
+    walks = [m(f"lookback/1x{bt}/w{w}/s1/c1", us)
+             for bt, w, us in ((512, 1, 9.0), (256, 1, 10.3), (1024, 4, 11.0), (2048, 8, 11.5),
+                               (128, 1, 12.0), (4096, 8, 20.0))]
+    winner, bounded = sweep.pick([row, walks[3], chunked] + walks[:3] + walks[4:], T)
+    assert winner is chunked
+    assert [b.us for b in bounded] == [9.0, 10.3, 11.0, 11.5] == \
+        [w.us for w in walks[:sweep.BOUNDED_WALK_KEPT]]
+    assert sweep.pick(walks, T) == (None, ())                       # no winner: no entry
+    assert sweep.pick([chunked, row], T) == (chunked, ())
+    short = m("lookback/1x256/w1/s1/c1", 5.0)                        # 64 spans at 16384 steps
+    assert sweep.pick([chunked, short], 16384) == (short, ())
+    cell = grid.Cell("gae", 1, T, "float32", "time_last")
+    e = sweep.entry(sweep.CellResult(cell, [chunked, row] + walks, winner, None, 4.9, bounded))
+    assert e["config"] == chunked.config and [b["median_us"] for b in e["bounded_walk"]] == \
+        [9.0, 10.3, 11.0, 11.5]
+    assert "bounded_walk" not in sweep.entry(sweep.CellResult(cell, [chunked], chunked, None,
+                                                              4.9))
 
 
 def test_sweep_stops_when_the_device_is_gone(monkeypatch):

@@ -174,7 +174,7 @@ def _reselect(path: Path) -> int:
         return 2
     for line in changes:
         print(line)
-    print(f"rlscan-tune: {len(changes)} entries changed in {path}", file=sys.stderr)
+    print(f"rlscan-tune: {len(changes)} changes in {path}", file=sys.stderr)
     return 0
 
 

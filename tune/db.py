@@ -115,13 +115,15 @@ def write_entries(directory: Path, device: dict, software: dict,
 
 
 def reselect(doc: dict) -> List[str]:
-    """Re-pick, in place, every entry's winner among the configs that are still candidates
-    (``rlscan.kernels.configs.candidates`` for the entry's shape), from the timings the tuner
-    stored: after a rule removes candidates, no GPU is needed to apply it to a DB. An entry none
-    of whose measured candidates is left is removed (its bucket falls back to the heuristic);
-    one without stored timings (written by hand) or that cannot be read is left as it is.
-    Returns one line per entry that changed."""
+    """Re-pick, in place, every entry's winner and ``bounded_walk`` among the configs that are
+    still candidates (``rlscan.kernels.configs.candidates`` for the entry's shape), from the
+    timings the tuner stored, by the tuner's rule (``sweep.pick``): after a rule changes the
+    candidates, no GPU is needed to apply it to a DB. An entry none of whose measured candidates
+    can win is removed (its bucket falls back to the heuristic); one without stored timings
+    (written by hand) or that cannot be read is left as it is. Returns one line per change."""
     from rlscan.kernels import configs
+
+    from . import sweep
     changes = []
     for kernel, section in (doc.get("kernels") or {}).items():
         kept = []
@@ -140,11 +142,24 @@ def reselect(doc: dict) -> List[str]:
             if not measured:
                 changes.append(f"{where}: no measured candidate left; entry removed")
                 continue
-            best = min(measured, key=measured.get)
+            winner, bounded = sweep.pick([sweep.Measured(allowed[k], k, v, "ok")
+                                          for k, v in measured.items()], T)
+            if winner is None:
+                changes.append(f"{where}: only look-back beyond the span limit measured; "
+                               f"entry removed")
+                continue
             old = configs.label(e["config"])
-            if best != old:
-                changes.append(f"{where}: {old} {e['median_us']} us -> {best} {measured[best]} us")
-                e["config"], e["median_us"] = dict(allowed[best]), measured[best]
+            if winner.label != old:
+                changes.append(f"{where}: {old} {e['median_us']} us -> {winner.label} "
+                               f"{winner.us} us")
+                e["config"], e["median_us"] = dict(winner.config), winner.us
+            walk = [{"config": dict(m.config), "median_us": m.us} for m in bounded]
+            if walk != e.get("bounded_walk", []):
+                changes.append(f"{where}: bounded_walk " + (", ".join(
+                    f"{m.label} {m.us} us" for m in bounded) or "none"))
+            e.pop("bounded_walk", None)
+            if walk:
+                e["bounded_walk"] = walk
             if len(timings) != len(e.get("timings") or {}):
                 e["timings"], e["candidates"] = timings, len(timings)
             kept.append(e)

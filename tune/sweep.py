@@ -6,7 +6,7 @@ selection and DB-writing path runs on a CPU with a fake timer in the tests; on a
 :class:`tune.timing.GraphTimer`.
 """
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -20,6 +20,9 @@ from .timing import n_input_sets
 # The tuner's gate against broken configs (wrong masking, chunk edges, partial blocks): an
 # error of that kind is O(1); float32 rounding on these inputs stays below 1e-5.
 RTOL = ATOL = 1e-4
+# look-back configs beyond the span limit an entry keeps (bounded_walk): a call takes the first
+# whose walk its coefficients bound, and longer spans are bounded more often (configs.py)
+BOUNDED_WALK_KEPT = 4
 
 
 class SweepAborted(RuntimeError):
@@ -39,6 +42,8 @@ class CellResult(NamedTuple):
     winner: Optional[Measured]
     heuristic: Optional[Measured]
     floor_us: Optional[float]
+    # look-back configs beyond the span limit that beat the winner, fastest first
+    bounded_walk: Tuple[Measured, ...] = ()
 
 
 def check(outputs, refs) -> Optional[str]:
@@ -78,7 +83,9 @@ def with_heuristic(cands: List[dict], cell: grid.Cell) -> List[dict]:
 
 def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequence[dict],
               timer: Callable, floor_us: Optional[float] = None) -> CellResult:
-    """Measure every candidate on ``cell`` and pick the fastest that passes the check.
+    """Measure every candidate on ``cell`` and pick the fastest that passes the check, among
+    those within the look-back span limit; faster look-back configs beyond it (fastest first)
+    go to ``bounded_walk`` (``configs.beyond_lookback_limit``).
 
     ``sets``: the placed input sets (set 0 is the checked one); ``refs``: float64 [N, T]
     reference outputs of set 0 on the same device."""
@@ -102,11 +109,21 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
             measured.append(Measured(cfg, lab, None, f"failed: {_error_text(e)}"))
             continue
         measured.append(Measured(cfg, lab, float(us), "ok"))
-        best = us if best is None else min(best, us)
-    ok = [m for m in measured if m.status == "ok"]
-    winner = min(ok, key=lambda m: m.us) if ok else None
+        if not C.beyond_lookback_limit(cfg, cell.T):    # cut the rest short against winners only
+            best = us if best is None else min(best, us)
+    winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
     heur = next((m for m in measured if m.label == hlabel), None)
-    return CellResult(cell, measured, winner, heur, floor_us)
+    return CellResult(cell, measured, winner, heur, floor_us, bounded)
+
+
+def pick(ok: Sequence[Measured], T: int) -> Tuple[Optional[Measured], Tuple[Measured, ...]]:
+    """(the fastest of ``ok`` within the look-back span limit, the faster ones beyond it fastest
+    first) for a cell of ``T`` steps; the tuner's and ``rlscan-tune --reselect``'s one rule."""
+    within = [m for m in ok if not C.beyond_lookback_limit(m.config, T)]
+    winner = min(within, key=lambda m: m.us) if within else None
+    bounded = sorted((m for m in ok if C.beyond_lookback_limit(m.config, T)
+                      and (winner is None or m.us < winner.us)), key=lambda m: m.us)
+    return winner, tuple(bounded[:BOUNDED_WALK_KEPT]) if winner is not None else ()
 
 
 # --------------------------------------------------------------------------- results -> DB
@@ -128,6 +145,8 @@ def entry(r: CellResult) -> Optional[dict]:
         "candidates": len(r.measured),
         "timings": {m.label: round(m.us, 3) if m.us is not None else m.status
                     for m in r.measured},
+        **({"bounded_walk": [{"config": dict(m.config), "median_us": round(m.us, 3)}
+                             for m in r.bounded_walk]} if r.bounded_walk else {}),
     }
 
 

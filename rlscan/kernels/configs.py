@@ -34,7 +34,8 @@ A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
 """
-from typing import Dict, List
+import math
+from typing import Dict, List, Optional, Sequence
 
 STRATEGIES = ("row_block", "chunked", "lookback")
 BACKWARD = ("gae", "lambda_returns", "discounted_returns", "vtrace", "retrace")
@@ -109,12 +110,25 @@ _TWO_LEVEL_ONLY = (("row_block", 1, 256, 1, None), ("row_block", 1, 512, 1, None
 _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the GPU
 # A look-back span folds the nearest 8 spans, then walks back 64-256 at a time until a reset:
 # in a row with no episode end and no decay (γ = λ = 1) it walks to span 0. H200, fp32, such
-# rows (compare_configs.py --no-resets, seventeenth session), tuned look-back vs chunked 1x512/w1/c1/2l:
-# GAE 1x1048576 (1x256/w1: 4096 spans) 59.3 vs 14.5 us, 8x262144 (1024 spans) 39.7 vs 23.6;
-# discounted returns 1x1048576 51.9 vs 10.7; 32x32768 (128 spans) 8.3, as with resets. So
-# look-back spans only where every call of the bucket (up to twice its steps) has at most 256
-# spans, two steps back at most (within_lookback_limit holds DB configs to it at run time).
+# rows (compare_configs.py --no-resets, seventeenth session), tuned look-back vs chunked
+# 1x512/w1/c1/2l: GAE 1x1048576 (1x256/w1: 4096 spans) 59.3 vs 14.5 us, 8x262144 (1024 spans)
+# 39.7 vs 23.6; discounted returns 1x1048576 51.9 vs 10.7; 32x32768 (128 spans) 8.3, as with
+# resets. So a look-back config wins a bucket only where every call of it (up to twice its
+# steps) has at most 256 spans, two steps back at most (within_lookback_limit holds older DBs'
+# configs to it at run time).
 LOOKBACK_MAX_SPANS = 256
+# Beyond it, a walk also stops where the composed a is an exact 0: in float32 a product of
+# factors at most β < 1 is, ~150·ln 2 / -ln β steps back (below 2**-150), plus a span or two for
+# the rounding of each span's own product. Look-back beyond the limit beat chunked only where the
+# walk ends inside the first window the kernel folds (8 spans, scan._fold_published). H200, fp32,
+# no episode ends, γ = D, λ = 1, GAE 1x1048576 look-back 1x512/w1/2l vs the tuned chunked config
+# (eighteenth session, compare_configs.py --decay): D = 0.95 (~2k steps, 4 spans) 9.1 vs 12.3 us,
+# 0.99 (10k steps) 12.9 vs 12.2, 1 27.0 vs 12.3; discounted returns 6.8 vs 9.6 at 0.95. So the
+# tuner measures them too and keeps the faster ones apart (bounded_walk), for calls whose scalar
+# coefficients bound the walk so (bounded_walk_config); 8x262144 gained nothing even at 0.95.
+LOOKBACK_FIRST_WINDOW = 8
+_WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
+_UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
 # H200, 65536x128); capped at 40: 32.0 -> 28.2 us. 1x128/w1/2l at 32: GAE 16384x128 13.1 -> 12.3,
@@ -256,6 +270,38 @@ def within_lookback_limit(config: Dict, T: int) -> Dict:
     return dict(config, strategy="chunked", CHUNKS_PER_SPAN=1)
 
 
+def beyond_lookback_limit(config: Dict, T: int) -> bool:
+    """Whether ``config`` is a look-back config that may make more than ``LOOKBACK_MAX_SPANS``
+    spans a row on calls of ``T``'s bucket (up to twice its steps): the tuner measures such
+    candidates but keeps them out of the winner's place (an entry's ``bounded_walk``)."""
+    return (config.get("strategy") == "lookback"
+            and 2 * _cdiv(T, config["BLOCK_T"]) > LOOKBACK_MAX_SPANS)
+
+
+def walk_fits_first_window(config: Dict, decay: Optional[float]) -> bool:
+    """Whether a look-back walk of ``config``'s spans ends inside the first window it folds on
+    any row whose every per-step factor a has ``|a| <= decay``, episode ends or not: the
+    composition of the spans walked is then an exact float32 0 within ``LOOKBACK_FIRST_WINDOW``
+    spans. ``decay`` None (unknown: per-step γ or λ tensors) or NaN: never."""
+    return decay is not None and decay <= walk_decay_limit(config)
+
+
+def walk_decay_limit(config: Dict) -> float:
+    """The largest per-step ``|a|`` with which ``config``'s look-back walks end inside their
+    first window: products of it underflow within all but the window's last 2 spans (those
+    allow for each span's own product rounding to a tiny nonzero value)."""
+    return math.exp(-_UNDERFLOW_NATS / ((LOOKBACK_FIRST_WINDOW - 2) * config["BLOCK_T"]))
+
+
+def bounded_walk_config(bounded: Sequence[Dict], decay: Optional[float]) -> Optional[Dict]:
+    """The first of ``bounded`` (a DB entry's look-back configs beyond the span limit, fastest
+    first) whose walk ``decay`` bounds to its first window, else None."""
+    for config in bounded:
+        if walk_fits_first_window(config, decay):
+            return config
+    return None
+
+
 def label(config: Dict) -> str:
     """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32``,
     ``row_block/2x1024/w2/s1/2l/sp2`` (tile rows x steps, warps, stages, chunks per span,
@@ -304,8 +350,6 @@ def _fit(N: int, T: int, tiles) -> List[Dict]:
             row_progs, n_chunks = _cdiv(N, bn), _cdiv(T, bt)
             if row_progs > _SPANNED_MAX_ROW_PROGRAMS or 2 * cps > n_chunks:
                 continue                         # fewer than two spans: that is the row block
-            if strategy == "lookback" and 2 * n_chunks > LOOKBACK_MAX_SPANS:
-                continue                         # a walk back to span 0 could take long
             c["CHUNKS_PER_SPAN"] = cps
         if label(c) not in seen:
             seen.add(label(c))
@@ -324,14 +368,20 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     inputs, two-level tiles of groups of 8 and 16 steps as well (``_GROUP8_16BIT``,
     ``_GROUP16_16BIT``). Forward
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
-    over warps (``_SPLIT_ROWS_FORWARD``)."""
+    over warps (``_SPLIT_ROWS_FORWARD``). Look-back tiles that may make more spans a row than
+    ``LOOKBACK_MAX_SPANS`` (``beyond_lookback_limit``) are measured too, for an entry's
+    ``bounded_walk``, where a scalar coefficient can bound the walk (not episodic sums, whose a
+    is 1, nor linear_scan's tensor a): they never take the winner's place."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
         raise ValueError(f"N={N}, T={T}: no kernel runs for an empty problem")
     out = []
     two_level = estimator in BACKWARD and layout == "time_last"
-    for c in _row_block(N, T, layout) + _spanned(N, T, layout):
+    spanned = _spanned(N, T, layout)
+    if estimator in _WALK_NEVER_BOUNDED:
+        spanned = [c for c in spanned if not beyond_lookback_limit(c, T)]
+    for c in _row_block(N, T, layout) + spanned:
         out.append(validate(c))
         if two_level and two_level_fits(c):
             out.append(validate(dict(c, TWO_LEVEL=True)))

@@ -13,7 +13,6 @@ from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
 from .configs import two_level_fits as _two_level_fits
-from .configs import within_lookback_limit as _within_lookback_limit
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
@@ -158,8 +157,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             "CPU tensors reach rlscan's Triton kernels (RLSCAN_INTERPRET=1), but the kernels were "
             "compiled for the GPU: RLSCAN_INTERPRET=1 must be in the environment before rlscan is "
             "imported, so that Triton's interpreter is on when the kernels are defined")
-    # tuning DB, else heuristic; a tuned look-back config within configs.LOOKBACK_MAX_SPANS
-    cfg = _forced if _forced is not None else _within_lookback_limit(select_config(pb), pb.T)
+    cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     # Addresses go in as ints: Triton's launcher then skips a data_ptr() call and a driver
     # pointer query per argument. ``objs`` keeps (position, tensor) for Triton's JIT path;
     # ``spec`` gets what Triton specialises on (dtype, 16-byte alignment, strides). An absent
