@@ -4,8 +4,8 @@ compare strategies and tiles before they enter the tuner's candidate space.
     python benchmarks/compare_configs.py --estimator gae --shapes 1x1048576,8x65536 \\
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
-A config is ``heuristic`` (the built-in one), ``tuned`` (the shipped DB's for the cell; the
-heuristic where the DB has none) or
+A config is ``heuristic`` (the built-in one), ``tuned`` (the shipped DB's for the cell and the
+call's γ, λ, c̄; the heuristic where the DB has none) or
 ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:rREGS]`` (``2l``: the
 two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16; ``spSPLIT``:
 tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
@@ -155,8 +155,11 @@ def main(argv=None) -> int:
         first, parts = None, []
         for name, cfg in args.configs:
             if cfg == "tuned":
+                coefficients = {k: calls[0].kwargs[k] for k in ("gamma", "lmbda", "c_bar")
+                                if k in calls[0].kwargs}       # they may pick a bounded walk
                 cfg = which_config(est, calls[0].args[0],
-                                   time_dim=0 if args.layout == "time_major" else -1).config
+                                   time_dim=0 if args.layout == "time_major" else -1,
+                                   **coefficients).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
             timed, shipped_pdl = [], launch._PDL

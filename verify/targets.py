@@ -76,8 +76,11 @@ class Target:
             return case.config["BLOCK_T"]
         if self.is_rlscan:
             from rlscan.tuning import which_config
-            primary = case.api_kwargs(self.device)[case.primary]   # same strides and device
-            config = which_config(case.estimator, primary, time_dim=case.time_dim).config
+            kwargs = case.api_kwargs(self.device)
+            primary = kwargs[case.primary]                          # same strides and device
+            coefficients = {k: kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in kwargs}
+            config = which_config(case.estimator, primary, time_dim=case.time_dim,
+                                  **coefficients).config
             if config is not None:
                 return config["BLOCK_T"]
         return case.T
