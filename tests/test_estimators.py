@@ -666,6 +666,26 @@ def test_one_long_row_in_a_few_wide_spans_matches_reference(est, dtype, T):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("gamma, lmbda, walk", [(0.99, 0.95, True), (1.0, 0.95, True),
+                                                (1.0, 1.0, False)])
+def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(gamma, lmbda, walk):
+    """GAE on one row of 2**20 steps with no episode end, the shipped DB's config (nothing
+    forced): where γ·λ bounds every look-back walk to its first window, the entry's bounded_walk
+    look-back runs, else its chunked winner (which_config reports it, given the coefficients);
+    either matches the reference."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    T = 1 << 20
+    kw, rk = make("gae", (1, T), seed=4, gamma=gamma, lmbda=lmbda)
+    for flag in ("terminated", "truncated"):
+        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+    choice = rlscan.which_config("gae", kw["rewards"].cuda(), gamma=gamma, lmbda=lmbda)
+    if choice.source.startswith("db:") and choice.gpu == "nvidia-h200":   # the shipped DB
+        assert (choice.config["strategy"] == "lookback") is walk, choice
+    assert_matches(call("gae", kw, "cuda"), reference("gae", rk), T=T, scale=scale_of("gae", rk))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("strategy", [None, "chunked", "lookback"])
 def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy):
     """Every launch path (row block; chunked: two launches and a workspace; look-back: a
