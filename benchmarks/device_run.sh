@@ -5,7 +5,8 @@
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace,
 #                                              # discounted, bf16 time-major (~30 s after a tune)
-#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side (NORESET=1:
+#                                              # no-reset rows first; VERIFY_ALSO: verify beside)
 #                                              # (~150 s; one process: ~700 s). Fallback:
 #                                              # gpu-tests-1 then gpu-tests-2, two calls.
 #                                              # NORESET=1: first compare_configs.py
@@ -63,13 +64,20 @@ gpu-tests)
   # of a GPU test is Triton compiling on the CPU, and the host has 16 cores (one process: ~700
   # s, fifteenth session; 8 shards: 152 s, the slowest shard 145 s, sixteenth session)
   S=${SHARDS:-8}
-  if [ -n "${NORESET:-}" ]; then   # first, alone on the GPU: rows with no reset, gamma=lambda=1
-    for e in gae discounted_returns episodic_cumsum; do
-      (export PYTHONPATH=/tmp/site:$R/benchmarks; timeout 60 python3 $R/benchmarks/compare_configs.py \
-        --no-resets --estimator $e --shapes 1x1048576,8x262144,32x32768 \
-        --configs tuned,lookback:1x256:w1:c1:2l,chunked:1x512:w1:c1:2l 2>&1 \
-        | grep -v "Warn\|_warn" | tee -a $OUT/no_reset.txt)
+  if [ -n "${NORESET:-}" ]; then   # first, alone on the GPU: rows with no reset, gamma = D,
+    # lambda = 1; the tuned config for the call's coefficients (a bounded walk at D = 0.95)
+    for e in gae discounted_returns; do
+      for d in 1.0 0.95; do
+        (export PYTHONPATH=/tmp/site:$R/benchmarks; timeout 60 python3 $R/benchmarks/compare_configs.py \
+          --no-resets --decay $d --estimator $e --shapes 1x1048576,8x262144 \
+          --configs tuned,chunked:1x256:w1:c2:2l 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/no_reset.txt)
+      done
     done
+  fi
+  # VERIFY_ALSO="--property P ...": rlscan-verify runs beside the shards (VERIFY_JOBS workers)
+  if [ -n "${VERIFY_ALSO:-}" ]; then
+    timeout -s INT -k 20 ${VERIFY_S:-220} python3 -m rlscan.verify.cli --profile thorough \
+      --jobs ${VERIFY_JOBS:-4} --split-examples 200 $VERIFY_ALSO > $OUT/verify_rest.log 2>&1 &
   fi
   for i in $(seq 0 $((S - 1))); do
     (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \
@@ -78,7 +86,8 @@ gpu-tests)
   wait
   for i in $(seq 0 $((S - 1))); do echo "## shard $i/$S"; cat /tmp/gpu_shard_$i.log; done \
     > $OUT/gpu_tests.log
-  grep -h "passed\|failed\|error" /tmp/gpu_shard_*.log | grep -v "^FAILED\|^ERROR" ;;
+  grep -h "passed\|failed\|error" /tmp/gpu_shard_*.log | grep -v "^FAILED\|^ERROR"
+  [ -f $OUT/verify_rest.log ] && grep -v "Warning\|_warn" $OUT/verify_rest.log | tail -14 ;;
 gpu-tests-1|gpu-tests-2)
   # the fallback, one process in two calls: gpu-tests-1 the five largest parametrised tests,
   # gpu-tests-2 the rest (the whole suite outgrew a call: 76% in 540 s, fifteenth session)
