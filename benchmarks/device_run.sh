@@ -5,12 +5,13 @@
 #                                              # grid with the eager-loop baseline (~80 s)
 #   bash benchmarks/device_run.sh bench-more   # (DB committed) fp32 time-major grid, bf16 GAE, V-trace,
 #                                              # discounted, bf16 time-major (~30 s after a tune)
-#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side (NORESET=1:
-#                                              # no-reset rows first; VERIFY_ALSO: verify beside)
+#   bash benchmarks/device_run.sh gpu-tests    # pytest -m gpu in 8 processes side by side
 #                                              # (~150 s; one process: ~700 s). Fallback:
 #                                              # gpu-tests-1 then gpu-tests-2, two calls.
 #                                              # NORESET=1: first compare_configs.py
-#                                              # --no-resets, tuned vs spans (~40 s)
+#                                              # --no-resets at γ = 1 and 0.95, tuned vs
+#                                              # chunked (~40 s); VERIFY_ALSO="--property P":
+#                                              # rlscan-verify beside the shards
 #   bash benchmarks/device_run.sh verify       # rlscan-verify --profile thorough --jobs 14 (~470 s,
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs

@@ -183,7 +183,7 @@ class ParsedDB(NamedTuple):
     stale: List[str]                      # kernels whose source_hash differs from this rlscan's
     skipped: List[str]                    # why individual entries or sections were skipped
     # entry_key -> the entry's bounded_walk configs, fastest first (entries that have one)
-    bounded: Dict[tuple, Tuple[dict, ...]] = {}
+    bounded: Dict[tuple, Tuple[dict, ...]]
 
 
 def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
@@ -464,7 +464,7 @@ def _asked_decay(estimator: str, gamma, lmbda, c_bar) -> Optional[float]:
     function's default, where it has one)."""
     import torch
 
-    from . import estimators
+    from . import _checks, estimators
     params = inspect.signature(getattr(estimators, estimator)).parameters
 
     def scalar(name, v):
@@ -472,7 +472,7 @@ def _asked_decay(estimator: str, gamma, lmbda, c_bar) -> Optional[float]:
             v = params[name].default if name in params else None
         if v is None or v is inspect.Parameter.empty or isinstance(v, torch.Tensor):
             return None                     # required and not given, or per-step values
-        return float(v)
+        return _checks._number(name, v)
     est = next(code for code, name in KERNEL_NAMES.items() if name == estimator)
     cb = scalar("c_bar", c_bar)
     return P.scalar_decay_bound(est, scalar("gamma", gamma), scalar("lmbda", lmbda),

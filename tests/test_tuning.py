@@ -169,6 +169,8 @@ def test_which_config_reports_a_bounded_walk_where_the_coefficients_bound_it(dir
     assert ask(N=1, T=1 << 20, gamma=torch.tensor(0.5)).config == chunked   # per step
     assert ask("discounted_returns", N=1, T=1 << 20).config == chunked      # γ = 0.99
     assert ask("discounted_returns", N=1, T=1 << 20, gamma=0.95).config == walk
+    with pytest.raises(TypeError, match="gamma must be a float or a tensor"):
+        ask(N=1, T=1 << 20, gamma="0.9")
     pb = _problem(1, 1 << 20)
     assert tuning.select_config(pb._replace(gamma=0.99, lmbda=0.95)) == walk
     assert tuning.select_config(pb._replace(gamma=1.0, lmbda=1.0)) == chunked
