@@ -21,6 +21,12 @@ bucket" guess, because a config tuned for another shape can be much slower than 
 heuristic.
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
+An entry may also hold ``bounded_walk``: look-back configs that would make more than
+``configs.LOOKBACK_MAX_SPANS`` spans a row and beat the entry's winner on the tuner's data,
+fastest first. A call runs the first whose walk back its scalar coefficients end within the
+first window (``configs.walk_fits_first_window``), else the winner: on a row with no episode end
+and γ = λ = 1 such a walk would go back to the row's start.
+
 :func:`which_config` answers which config a call would use, and where it came from.
 """
 import functools
