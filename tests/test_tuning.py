@@ -669,6 +669,13 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
     # the rule's premise, in float32: 0.95 per step is an exact 0 within 6 spans of 512
     a = torch.full((6 * 512,), 0.95, dtype=torch.float32)
     assert float(torch.prod(a)) == 0.0 and float(torch.prod(a[:512])) > 0.0
+    # ... and the window it assumes is the kernel's: scan._fold_published folds the nearest
+    # LOOKBACK_FIRST_WINDOW spans first whenever the launcher's window is wider
+    from rlscan.kernels import launch, scan
+    source = Path(scan.__file__).read_text()
+    first = C.LOOKBACK_FIRST_WINDOW
+    assert f"FIRST: tl.constexpr = {first} if WINDOW > {first} else WINDOW" in source
+    assert launch._LOOKBACK_WINDOW[0] > first
 
 
 @pytest.mark.parametrize("est, gamma, lmbda, c_bar, bound", [
