@@ -50,9 +50,10 @@ tune-bench)
   rm -f $OUT/b1/bench.png $OUT/tdb/*.lock ;;
 bench-more)
   # with the retuned DB committed: the time-major fp32 grid, bf16 GAE + discounted returns (~3 min)
-  # FP32=1 first: the fp32 time-last grid with the loop baseline (as tune-bench's, ~80 s)
+  # FP32=1 first: the fp32 time-last grid with the loop baseline (~110 s on a fresh machine:
+  # 100 s cut 13 cells in the eighteenth session)
   if [ -n "${FP32:-}" ]; then
-    timeout 100 python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+    timeout ${BENCH_S:-160} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
     rm -f $OUT/b1/bench.png
   fi
   timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 2>&1 | grep -v "Warn\|_warn" | tail -3
