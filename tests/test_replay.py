@@ -79,6 +79,19 @@ def _plans():
     return [p for p in _replay._plans.values() if p is not None]
 
 
+def _count_replays(monkeypatch, seen: list, replay_too=True):
+    """Every plan, recorded now or later, appends its arguments to ``seen`` when it replays
+    (and then replays, unless ``replay_too`` is false)."""
+    def counting(p):
+        inner = p.replay
+        p.replay = lambda *a: seen.append(a) or (inner(*a) if replay_too else None)
+        return p
+    for p in _plans():
+        counting(p)
+    plan = _replay._plan
+    monkeypatch.setattr(_replay, "_plan", lambda *a: (lambda p: p and counting(p))(plan(*a)))
+
+
 def _variants():
     for est in ESTIMATORS:
         yield est, {}
@@ -226,9 +239,9 @@ def test_signatures_that_never_repeat_stop_being_recorded(fake_direct_launch, mo
     _MISS_LIMIT is recorded; a signature that then repeats is recorded and replayed again."""
     monkeypatch.setattr(_replay, "_MISS_LIMIT", 4)
     recorded, replayed = [], []
-    plan, run = _replay._plan, _replay._Plan.run
+    _count_replays(monkeypatch, replayed)
+    plan = _replay._plan
     monkeypatch.setattr(_replay, "_plan", lambda *a: recorded.append(1) or plan(*a))
-    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replayed.append(1) or run(*a))
     kw, _ = make("discounted_returns", (4, 20), seed=1)
     for i in range(20):
         call("discounted_returns", kw, gamma=0.5 + i / 100)
@@ -236,7 +249,7 @@ def test_signatures_that_never_repeat_stop_being_recorded(fake_direct_launch, mo
     for _ in range(4):
         call("discounted_returns", kw, gamma=0.9)       # misses 21-23 whole path, 24 records
     call("discounted_returns", kw, gamma=0.9)
-    assert len(recorded) == 9 and replayed == [1]
+    assert len(recorded) == 9 and len(replayed) == 1
     call("discounted_returns", kw, gamma=0.1)           # the run of misses starts over
     assert len(recorded) == 10
 
@@ -246,7 +259,7 @@ def test_hooks_and_forced_configs_bypass_plans(fake_direct_launch, monkeypatch):
     kw, _ = make("gae", (4, 20), seed=1)
     call("gae", kw)
     replays = []
-    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replays.append(a))
+    _count_replays(monkeypatch, replays, replay_too=False)
     with launch.force_config(BLOCK_N=1, BLOCK_T=8, num_warps=1):
         call("gae", kw)
     monkeypatch.setattr(_layout, "POISON_OUTPUTS", True)
@@ -290,8 +303,7 @@ def test_replays_give_the_whole_paths_outputs_bitwise(monkeypatch, est, time_maj
         return kw
 
     replays = []
-    run = _replay._Plan.run
-    monkeypatch.setattr(_replay._Plan, "run", lambda *a: replays.append(1) or run(*a))
+    _count_replays(monkeypatch, replays)
     call(est, inputs(1))
     assert len(_plans()) == 1      # every strategy launches directly on CUDA
     second = inputs(2)
