@@ -82,9 +82,17 @@ def forget() -> None:
 
 class _Plan:
     """A recorded call: what to allocate and launch again (set by ``_plan``), and ``replay``,
-    a function generated from it by ``compile``."""
+    a function generated from it by ``compile`` when the call first repeats (generating one
+    costs ~0.3 ms: a signature that never repeats, gamma annealed every call, should not pay
+    it)."""
     __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "result_type",
-                 "n_out", "replay", "source")
+                 "n_out", "replay", "generated", "source")
+
+    def first_replay(self, primary, sources):
+        """``replay`` until the first one: generate the function, then run it."""
+        if self.source is None:
+            self.compile()
+        return self.generated(primary, sources)
 
     def compile(self) -> None:
         """Generate ``replay(primary, sources)``: allocate the outputs and workspaces, read the
@@ -131,7 +139,7 @@ class _Plan:
                        + "".join(f"    {line}\n" for line in body))
         namespace = dict(bound)
         exec(compile(self.source, "<rlscan replay plan>", "exec"), namespace)  # noqa: S102
-        self.replay = namespace["replay"]
+        self.replay = self.generated = namespace["replay"]
 
 
 # The signature of one argument: a tensor's shape, strides, dtype, device, 16-byte alignment
@@ -238,5 +246,6 @@ def _plan(rec, result, args, kwargs, primary_name):
     plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
     plan.dtype, plan.n_out = outs[0].dtype, len(outs)
     plan.result_type = type(result) if isinstance(result, tuple) else None
-    plan.compile()
+    plan.source = None
+    plan.replay = plan.first_replay
     return plan

@@ -254,6 +254,21 @@ def test_signatures_that_never_repeat_stop_being_recorded(fake_direct_launch, mo
     assert len(recorded) == 10
 
 
+def test_a_plan_generates_its_launch_function_when_its_signature_first_repeats(
+        fake_direct_launch):
+    """Recording a call generates nothing (~0.3 ms a plan: signatures that never repeat would
+    pay it every time); the first replay generates the plan's function, later ones call it."""
+    kw, _ = make("gae", (4, 20), seed=1)
+    call("gae", kw)
+    (plan,) = _plans()
+    assert plan.source is None and plan.replay == plan.first_replay
+    call("gae", kw)
+    generated = plan.replay
+    assert plan.source.startswith("def replay(primary, sources, ") and generated is plan.generated
+    call("gae", kw)
+    assert plan.replay is generated and len(fake_direct_launch.launches) == 3
+
+
 def test_hooks_and_forced_configs_bypass_plans(fake_direct_launch, monkeypatch):
     ck = fake_direct_launch
     kw, _ = make("gae", (4, 20), seed=1)
