@@ -80,16 +80,20 @@ def _plans():
 
 
 def _count_replays(monkeypatch, seen: list, replay_too=True):
-    """Every plan, recorded now or later, appends its arguments to ``seen`` when it replays
-    (and then replays, unless ``replay_too`` is false)."""
-    def counting(p):
-        inner = p.replay
-        p.replay = lambda *a: seen.append(a) or (inner(*a) if replay_too else None)
-        return p
+    """Every replay from now on appends its arguments to ``seen`` (and then launches, unless
+    ``replay_too`` is false): each plan's generated function is wrapped where it is made, or
+    now for plans that already have one."""
+    def counted(fn):
+        return lambda *a: seen.append(a) or (fn(*a) if replay_too else None)
+    generate = _replay._Plan.compile
+
+    def compile_counted(plan):
+        generate(plan)
+        plan.replay = plan.generated = counted(plan.generated)
+    monkeypatch.setattr(_replay._Plan, "compile", compile_counted)
     for p in _plans():
-        counting(p)
-    plan = _replay._plan
-    monkeypatch.setattr(_replay, "_plan", lambda *a: (lambda p: p and counting(p))(plan(*a)))
+        if p.source is not None:
+            p.replay = p.generated = counted(p.generated)
 
 
 def _variants():
