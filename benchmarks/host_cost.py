@@ -75,9 +75,11 @@ def _series(order, N, T, blocks=8, per_block=2000):
         for p in _replay._plans.values():
             if p is not None:
                 p.launches = tuple((lambda *a: None, *rest) for _, *rest in p.launches)
+                p.compile()
         no_launch = host_us(lambda: grid.run(est, call), n=2000)
         for k, launches in saved.items():
             _replay._plans[k].launches = launches
+            _replay._plans[k].compile()
         print(f"{est:18s} replay {whole:5.1f} us: launches {whole - no_launch:4.1f}, "
               f"{n_out} empty_like {host_us(alloc, n=2000):4.1f}, signature "
               f"{host_us(sig, n=2000):4.1f}, replay without launches {no_launch:4.1f}",

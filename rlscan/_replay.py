@@ -81,24 +81,65 @@ def forget() -> None:
 
 
 class _Plan:
-    __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "wrap", "n_out")
+    """A recorded call: what to allocate and launch again (set by ``_plan``), and ``replay``,
+    a function generated from it by ``compile`` when the call first repeats (generating one
+    costs ~0.3 ms: a signature that never repeats, gamma annealed every call, should not pay
+    it)."""
+    __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "result_type",
+                 "n_out", "replay", "generated", "source")
 
-    def run(self, primary, sources):
-        outs = [torch.empty_like(primary, dtype=self.dtype) for _ in range(self.n_out)]
-        ws = [(torch.empty(shape, dtype=dt, device=primary.device) if fill is None else
-               torch.full(shape, fill, dtype=dt, device=primary.device)).data_ptr()
-              for shape, dt, fill in self.workspaces]
-        # every distinct address once: the arguments used, the outputs, workspace places
-        addrs = [sources[i].data_ptr() for i in self.used]
-        addrs += [o.data_ptr() for o in outs]
-        addrs += [ws[w] + off for w, off in self.places]
-        stream = torch._C._cuda_getCurrentRawStream(self.device)
-        for run, head, g, args, fills in self.launches:
-            a = args.copy()           # the launch's arguments then its constexprs
-            for slot, j in fills:
-                a[slot] = addrs[j]
-            run(g[0], g[1], 1, stream, *head, *a)
-        return self.wrap(outs)
+    def first_replay(self, primary, sources):
+        """``replay`` until the first one: generate the function, then run it."""
+        if self.source is None:
+            self.compile()
+        return self.generated(primary, sources)
+
+    def compile(self) -> None:
+        """Generate ``replay(primary, sources)``: allocate the outputs and workspaces, read the
+        addresses, launch, return the result. Every launch's argument list is written out, its
+        constants bound as the function's (positional) defaults, so a call builds no list:
+        against copying each recorded list and filling its address slots, on the dev box's CPU
+        with the launcher stubbed (eighteenth session), GAE 4096x128 5.9 -> 4.2 us a replay,
+        discounted returns 4.9 -> 3.0, chunked GAE 8x65536 (two launches) 11.8 -> 8.5; the H200
+        host is unmeasured (benchmarks/NOTES.md item 8)."""
+        bound = {"_empty_like": torch.empty_like, "_empty": torch.empty, "_full": torch.full,
+                 "_stream": torch._C._cuda_getCurrentRawStream, "_dtype": self.dtype,
+                 "_device": self.device, "_result": self.result_type}
+        body = [f"o{k} = _empty_like(primary, dtype=_dtype)" for k in range(self.n_out)]
+        for w, (shape, dt, fill) in enumerate(self.workspaces):
+            bound[f"_ws{w}"], bound[f"_wt{w}"], bound[f"_wf{w}"] = shape, dt, fill
+            make = (f"_empty(_ws{w}, dtype=_wt{w}, device=primary.device)" if fill is None else
+                    f"_full(_ws{w}, _wf{w}, dtype=_wt{w}, device=primary.device)")
+            body.append(f"w{w} = {make}.data_ptr()")
+        # every distinct address once, a{j}: the arguments used, the outputs, workspace places
+        addrs = [f"sources[{i}].data_ptr()" for i in self.used]
+        addrs += [f"o{k}.data_ptr()" for k in range(self.n_out)]
+        for j, (w, off) in enumerate(self.places, start=len(addrs)):
+            bound[f"_off{j}"] = off
+            addrs.append(f"w{w} + _off{j}")
+        body += [f"a{j} = {expr}" for j, expr in enumerate(addrs)]
+        body.append("stream = _stream(_device)")
+        for n, (run, head, g, args, fills) in enumerate(self.launches):
+            fill = dict(fills)                # slot -> address index
+            names = [f"_g{n}_0", f"_g{n}_1", "1", "stream"]
+            bound[f"_r{n}"], bound[f"_g{n}_0"], bound[f"_g{n}_1"] = run, g[0], g[1]
+            for m, h in enumerate(head):
+                bound[f"_h{n}_{m}"] = h
+                names.append(f"_h{n}_{m}")
+            for slot, value in enumerate(args):   # the launch's arguments then its constexprs
+                if slot in fill:
+                    names.append(f"a{fill[slot]}")
+                else:
+                    bound[f"_c{n}_{slot}"] = value
+                    names.append(f"_c{n}_{slot}")
+            body.append(f"_r{n}({', '.join(names)})")
+        outs = ", ".join(f"o{k}" for k in range(self.n_out))
+        body.append(f"return _result({outs})" if self.result_type is not None else "return o0")
+        self.source = (f"def replay(primary, sources, {', '.join(f'{k}={k}' for k in bound)}):\n"
+                       + "".join(f"    {line}\n" for line in body))
+        namespace = dict(bound)
+        exec(compile(self.source, "<rlscan replay plan>", "exec"), namespace)  # noqa: S102
+        self.replay = self.generated = namespace["replay"]
 
 
 # The signature of one argument: a tensor's shape, strides, dtype, device, 16-byte alignment
@@ -136,7 +177,7 @@ def replayable(fn):
         if plan is None or torch._C._cuda_getDevice() != plan.device:
             return fn(*args, **kwargs)
         misses[0] = 0
-        return plan.run(args[0] if args else kwargs[primary_name], sources)
+        return plan.replay(args[0] if args else kwargs[primary_name], sources)
 
     return call
 
@@ -204,6 +245,7 @@ def _plan(rec, result, args, kwargs, primary_name):
     plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][-1]
     plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
     plan.dtype, plan.n_out = outs[0].dtype, len(outs)
-    plan.wrap = (lambda o, t=type(result): t(*o)) if isinstance(result, tuple) else \
-        (lambda o: o[0])
+    plan.result_type = type(result) if isinstance(result, tuple) else None
+    plan.source = None
+    plan.replay = plan.first_replay
     return plan
