@@ -30,15 +30,19 @@ def test_eager_call_time(benchmark, est, N, T, layout):
 
 def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
     """rlscan-bench's table: one line per cell with its figures, absent baselines as dashes,
-    and the header says how long the process made eager calls before the loop figures."""
+    and the header says how long the process made eager calls before the loop figures and what
+    a bare launch cost on the host at the grid's start and end."""
     from rlscan.tune import bench
     meta = dict(device="GPU", date="2026-12-01", torch="2", triton="3", bandwidth_tb_s=4.26,
-                host_warmup_s=2.0)
+                host_warmup_s=2.0, host_start={"bare_triton_launch": 11.42, "torch_add": 8.1},
+                host_end={"bare_triton_launch": 17.6, "torch_add": 12.5})
     rows = [dict(estimator="gae", N=4096, T=128, dtype="float32", layout="time_last",
                  full_us=30.0, loop_us=18.9, device_us=3.6, floor_us=2.5,
                  device_over_floor=1.44, loop_device_us=1266.5, speedup_vs_loop=351.8)]
     bench.write_markdown(rows, meta, tmp_path / "b.md")
     text = (tmp_path / "b.md").read_text()
     assert "loop after 2 s of eager calls" in text
+    assert ("at the start, a bare Triton launch 11.4, torch.add 8.1; at the end, a bare Triton "
+            "launch 17.6, torch.add 12.5") in text
     assert ("| gae | 4096 | 128 | float32 | time_last | 30.0 | 18.9 | 3.6 | 2.5 | 1.44 | — | — | "
             "1266.5 | 351.8 |") in text

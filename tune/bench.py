@@ -11,7 +11,11 @@ Per cell (BENCHMARKS.md's method): **device** = 20 calls in a CUDA graph, replay
 are the steady state of a training loop: on the H200's host a process's calls got ~27% cheaper
 after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event, sync (median of
 60); **floor** = the call's bytes
-(inputs read once, outputs written once) / the measured copy bandwidth. Baselines, measured in the
+(inputs read once, outputs written once) / the measured copy bandwidth. Beside the grid, at its
+start and end, the host's own reference points (BENCHMARKS.md's): the loop figure of a bare
+Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
+host: on the H200's VM the same process ran GAE 4096x128 at 14-35 us depending on which of the
+16 cores it ran on, and a bare launch at 10-18 (nineteenth session, ``benchmarks/NOTES.md``). Baselines, measured in the
 same run: ``compile`` = torch.compile of the vectorised log-depth doubling scan (rlscan's own
 torch path on the GPU), ``loop`` = an eager sequential loop over time (skipped past 8192 steps).
 Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
@@ -25,6 +29,8 @@ import sys
 import time
 
 import torch
+import triton
+import triton.language as tl
 
 from . import grid
 
@@ -99,6 +105,19 @@ def warm_host(seconds: float) -> None:
         torch.cuda.synchronize()
 
 
+@triton.jit
+def _one_element(x_ptr):
+    tl.store(x_ptr, 1.0)
+
+
+def host_references() -> dict:
+    """Loop µs of a bare Triton launch (one program storing one float) and of ``torch.add``:
+    what any eager GPU call pays on this host now, to read the loop column against."""
+    x = torch.zeros(1, device="cuda")
+    launch = lambda: _one_element[(1,)](x)   # noqa: E731
+    return {"bare_triton_launch": loop_us(launch), "torch_add": loop_us(lambda: torch.add(x, 1))}
+
+
 def copy_bandwidth(nbytes=1 << 31):
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
@@ -163,7 +182,13 @@ def write_markdown(rows, meta, path):
         f.write(f"# rlscan-bench on {meta['device']} ({meta['date']})\n\n")
         f.write(f"torch {meta['torch']}, triton {meta['triton']}; copy bandwidth "
                 f"{meta['bandwidth_tb_s']:.2f} TB/s. Times in µs; device = CUDA-graph replay; "
-                f"loop after {meta.get('host_warmup_s', 0):g} s of eager calls.\n\n")
+                f"loop after {meta.get('host_warmup_s', 0):g} s of eager calls.")
+        refs = [(when, meta[f"host_{when}"]) for when in ("start", "end") if f"host_{when}" in meta]
+        if refs:
+            f.write(" The host's reference points (loop µs): " + "; ".join(
+                f"at the {when}, a bare Triton launch {r['bare_triton_launch']:.1f}, torch.add "
+                f"{r['torch_add']:.1f}" for when, r in refs) + ".")
+        f.write("\n\n")
         f.write("| estimator | N | T | dtype | layout | full | loop | device | floor | "
                 "device/floor | compile(vec) | × | eager loop | × |\n")
         f.write("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -227,7 +252,6 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("rlscan-bench needs a CUDA GPU", file=sys.stderr)
         return 2
-    import triton
     shapes = grid.parse_shapes(args.shapes) if args.shapes else list(grid.STANDARD_SHAPES)
     ests = [e for e in args.estimators.split(",") if e]
     base = [b for b in args.baselines.split(",") if b]
@@ -237,6 +261,7 @@ def main(argv=None):
                 triton=triton.__version__, bandwidth_tb_s=bw / 1e12,
                 date=time.strftime("%Y-%m-%d"), host_warmup_s=args.host_warmup)
     warm_host(args.host_warmup)
+    meta["host_start"] = host_references()
     rows = []
     todo = [(e, n, t, d, l) for d in args.dtypes.split(",") for l in args.layouts.split(",")
             for n, t in shapes for e in ests]
@@ -252,6 +277,10 @@ def main(argv=None):
         with open(os.path.join(args.out, "bench.json"), "w") as f:
             json.dump({"meta": meta, "results": rows}, f, indent=1)
         write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
+    meta["host_end"] = host_references()
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
     try:
         plot(rows, os.path.join(args.out, "bench.png"))
     except ImportError:
