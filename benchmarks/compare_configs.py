@@ -12,8 +12,14 @@ tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
 times every config twice, its later launches programmatic dependent ones and plain ones
-(``name=PDL/plain``). ``--stale-db`` lets ``tuned`` read the shipped DB's entries even though
-the kernel source changed since they were tuned (an A/B of a kernel edit on the tuned configs).
+(``name=PDL/plain``). ``--fill-ab`` times every config four times: its look-back workspace
+filled as shipped (rlscan's fill kernel, the scan a programmatic dependent launch), by torch's
+``fill_`` (a kernel), by the driver's ``cuMemsetD8Async`` (a memset node in the graph), and with
+no fill (``name=fill/torch/memset/nofill``): the spans then read stale summaries and the results
+are wrong (``!``), so ``nofill`` is a lower bound on a call without a fill (a workspace persisting
+across calls), never a config to ship. ``--stale-db`` lets ``tuned`` read the shipped DB's
+entries even though the kernel source changed since they were tuned (an A/B of a kernel edit on
+the tuned configs).
 ``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
 data ends ~5% of steps and so do not rows whose coefficients decay, so a look-back span finds a
 reset among its nearest predecessors; a language-model rollout scored without discount has
@@ -56,6 +62,32 @@ def no_reset_call(est: str, N: int, T: int, index: int, device="cuda",
         if k in kwargs:
             kwargs[k] = v
     return grid.Call(tuple(args), kwargs)
+
+
+_FILLS = ("fill", "torch", "memset", "nofill")
+
+
+def _fill_by(run, how):
+    """``launch._run`` with the look-back workspace's fill done ``how`` (``--fill-ab``)."""
+    if how == "fill":
+        return run
+    if how == "memset":
+        import ctypes
+        memset = ctypes.CDLL("libcuda.so.1").cuMemsetD8Async
+        memset.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
+
+    def run_filled_otherwise(kernel, grid, args, objs, *rest, **kw):
+        if kernel is not launch.fill_kernel:
+            return run(kernel, grid, args, objs, *rest, **kw)
+        ws = objs[0][1]                    # the int64 workspace, all ones = "not yet"
+        if how == "torch":
+            ws.fill_(-1)
+        elif how == "memset":
+            err = memset(ws.data_ptr(), 0xFF, ws.numel() * 8,
+                         torch.cuda.current_stream().cuda_stream)
+            if err:
+                raise RuntimeError(f"cuMemsetD8Async: CUresult {err}")
+    return run_filled_otherwise
 
 
 def parse_config(text: str):
@@ -116,6 +148,8 @@ def main(argv=None) -> int:
                         "(launch._DESCEND_TIME_MAJOR off)")
     p.add_argument("--pdl-ab", action="store_true",
                    help="each config with and without programmatic dependent launches")
+    p.add_argument("--fill-ab", action="store_true",
+                   help="each config with and without its look-back fill (results wrong)")
     p.add_argument("--stale-db", action="store_true",
                    help="tuned: the shipped DB's entries, whatever kernel source they were "
                         "tuned for")
@@ -162,9 +196,13 @@ def main(argv=None) -> int:
                                    **coefficients).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
-            timed, shipped_pdl = [], launch._PDL
-            for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,)):
+            timed, shipped_pdl, shipped_run = [], launch._PDL, launch._run
+            variants = [(pdl, "fill") for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,))]
+            if args.fill_ab:
+                variants += [(shipped_pdl, how) for how in _FILLS[1:]]
+            for pdl, how in variants:
                 launch._PDL = pdl
+                launch._run = _fill_by(shipped_run, how)
                 try:
                     with force_config(**cfg):
                         out = grid.run(est, calls[0])[0].float()
@@ -175,9 +213,10 @@ def main(argv=None) -> int:
                 first = out if first is None else first
                 bad = (out - first).abs().max().item() > 1e-3
                 timed.append(f"{us:.1f}" + ("!" if bad else ""))
-            launch._PDL = shipped_pdl
+            launch._PDL, launch._run = shipped_pdl, shipped_run
             parts.append(f"{name}=" + "/".join(timed))
-        mode = (" asc" if args.ascending_time_major else "") + \
+        mode = (" " + "/".join(_FILLS) if args.fill_ab else "") + \
+            (" asc" if args.ascending_time_major else "") + \
             (" no-resets" if args.no_resets else "") + \
             (f" decay {args.decay}" if args.decay != 1.0 else "")
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
