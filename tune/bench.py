@@ -14,10 +14,10 @@ after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event
 (inputs read once, outputs written once) / the measured copy bandwidth. Beside the grid, at its
 start and end, the host's own reference points (BENCHMARKS.md's): the loop figure of a bare
 Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
-host: on the H200's VM the same process ran GAE 4096x128 at 14-35 us depending on which of the
-16 cores it ran on, and a bare launch at 10-18 (nineteenth session, ``benchmarks/NOTES.md``). Baselines, measured in the
-same run: ``compile`` = torch.compile of the vectorised log-depth doubling scan (rlscan's own
-torch path on the GPU), ``loop`` = an eager sequential loop over time (skipped past 8192 steps).
+host: on the H200's VM the same script ran GAE 4096x128 at 14-35 us depending on which of the
+16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
+``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
+the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager sequential loop over time (skipped past 8192 steps).
 Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
 """
 import argparse
