@@ -17,8 +17,8 @@ Triton launch of a one-element kernel and of a ``torch.add``, because the loop c
 host: on the H200's VM the same script ran GAE 4096x128 at 14-35 us depending on which of the
 16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
 ``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
-the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager sequential loop over time (skipped past 8192 steps).
-Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
+the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager
+sequential loop over time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
 """
 import argparse
 import json
