@@ -18,7 +18,8 @@ host: on the H200's VM the same script ran GAE 4096x128 at 14-35 us depending on
 16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
 ``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
 the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager
-sequential loop over time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png (device ÷ floor heatmap) under ``--out``.
+sequential loop over time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png
+(device ÷ floor heatmap) under ``--out``.
 """
 import argparse
 import json
