@@ -466,7 +466,11 @@ def fused_scan_kernel(
     PHASE 3 (look-back) does all of it in one launch with spans of one chunk: scan the chunk,
     publish its summary, fold the published summaries in windows of FOLD spans
     (``_fold_published``), apply the carry to the scan still in registers, write (inputs read
-    once).
+    once). AGG (WA) is filled with "not yet" by a launch before (``fill_kernel``).
+    PHASE 4: PHASE 3 on a persistent double-buffered AGG that needs no fill launch (a graph
+    node before the scan cost 1.4-2.3 us a call, H200, nineteenth session: compare_configs.py
+    --fill-ab): the launch publishes to the half its parity word names and resets its slots of
+    the other half; the last program to finish flips the parity.
     PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
     next launch start once all its programs have started; PHASE 2 issues its first loads
     before it waits (``gdc_wait``) for the previous launch's summaries, PHASE 3 its whole chunk
@@ -541,6 +545,17 @@ def fused_scan_kernel(
     c_lo = i_s * CHUNKS_PER_SPAN
     c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, STEP))
     carry = init
+    AGG = WA                      # PHASE 3 and 4: the span summaries this launch publishes
+    if PHASE == 4:
+        # a persistent workspace (kernels/lookback_state.py): two halves of N*K words, then
+        # [parity, programs finished]. This launch publishes to half `parity`, all "not yet"
+        # since the launch before reset it, and resets its own slot of the other half, which
+        # holds the launch before's summaries: no fill per call.
+        nk = (tl.zeros([], tl.int64) + N) * K       # (N may be specialised to 1)
+        parity = tl.load(WA + 2 * nk, volatile=True)
+        AGG = WA + parity * nk
+        tl.store(WA + (1 - parity) * nk + o_n.to(tl.int64) * K + i_s,
+                 tl.full([BLOCK_N], -1, tl.int64), mask=m_n)
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
         if PDL:
@@ -645,7 +660,7 @@ def fused_scan_kernel(
                 _combine_next, reverse=SCAN_REVERSE)
         else:
             s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=SCAN_REVERSE)
-        if PHASE == 3:
+        if PHASE >= 3:
             # the span is this one chunk: publish its summary (span 0: the value leaving it, as
             # a reset), fold the earlier ones, then finish the chunk still held in registers
             span_a = _at(s_a, o_p == P_END, TWO_LEVEL)
@@ -654,11 +669,11 @@ def fused_scan_kernel(
             if PDL:
                 tl.extra.cuda.gdc_wait()    # the fill of AGG has landed
             if i_s == 0:
-                tl.store(WA + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
-                                         _apply(span_a, span_b, carry)), mask=m_n)
+                tl.store(AGG + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
+                                          _apply(span_a, span_b, carry)), mask=m_n)
             else:
-                tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
-                carry = _fold_published(WA, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, FOLD)
+                tl.store(AGG + o_w, _pack(span_a, span_b), mask=m_n)
+                carry = _fold_published(AGG, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, FOLD)
         c_in = carry            # the value entering each tile row's chunk
         if SPLIT_SCAN:
             # one input row a program: scan the tile rows' summaries across the warps; the
@@ -735,6 +750,13 @@ def fused_scan_kernel(
     if PHASE == 1:
         tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
         tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
+    if PHASE == 4:
+        # every program read the parity before it counts itself finished, so the last one may
+        # flip it for the next launch (stream order: it starts after this one has ended)
+        finished = tl.atomic_add(WA + 2 * nk + 1, 1)
+        if finished == tl.num_programs(0).to(tl.int64) * tl.num_programs(1) - 1:
+            tl.store(WA + 2 * nk, 1 - parity)
+            tl.store(WA + 2 * nk + 1, 0)
 
 
 @triton.jit
