@@ -25,6 +25,9 @@
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
 #                                              # and mid rows, tuned and look-back (~3 min)
+#   bash benchmarks/device_run.sh fill-ab      # look-back on the stream's persistent workspace
+#                                              # (no fill) vs a filled one vs none (results
+#                                              # wrong), forced and the stale DB's (~2 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -160,6 +163,17 @@ lookback-ab)
       $data --estimators gae,discounted_returns --cells $C 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/lookback_ab.txt
   done ;;
+fill-ab)
+  # the look-back's fill: the persistent workspace the scan keeps clean (PHASE 4) against the
+  # call's own filled workspace (PHASE 3: rlscan's fill kernel, torch, a memset) and no fill
+  # (nineteenth session: the fill cost 1.4-2.3 us a call)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in gae discounted_returns vtrace retrace; do
+    timeout 100 python3 $R/benchmarks/compare_configs.py --fill-ab --stale-db --estimator $e \
+      --shapes 1x1048576,32x32768,8x65536,8x262144 \
+      --configs tuned,lookback:1x256:w1:c1:2l,lookback:1x512:w1:c1:2l 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/fill_ab.txt
+  done ;;
 decay-walk)
   # how far a look-back walk goes on rows without resets when the coefficients decay: γ = D,
   # λ = 1 underflows to an exact 0 after ~103 / -ln(D) steps (0.9999: the whole row; 0.999:
@@ -184,7 +198,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|decay-walk|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

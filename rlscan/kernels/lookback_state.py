@@ -15,9 +15,10 @@ two at once. Which launches share one:
   That memory belongs to the graph's pool, and graphs that share a pool must replay in the order
   they were captured, never at once (PyTorch's rule for shared pools), so their look-back
   launches never overlap either. A captured workspace must be ready before the graph first
-  replays, so it is a spare made beside an eager call's workspace of the same size, never made
-  during the capture; without one, the call fills a workspace of its own inside the graph, as
-  every call did before (PHASE 3). Captured workspaces are kept for the life of the process: a
+  replays, so it is a spare made beside an eager call's workspace of the same size once that
+  size is called a second time (a capture's warm-up calls), never during the capture; without
+  one, the call fills a workspace of its own inside the graph, as every call did before (PHASE
+  3). Captured workspaces are kept for the life of the process: a
   graph may replay at any time.
 """
 from collections import OrderedDict
@@ -52,18 +53,23 @@ def capturing(device: torch.device) -> bool:
 
 
 def eager(device: torch.device, nk: int, stream: int) -> torch.Tensor:
-    """The workspace of (``device``, ``stream``, ``nk``), made (with a spare for a captured
-    call) on first use."""
+    """The workspace of (``device``, ``stream``, ``nk``), made on first use; from the second,
+    with a spare for a captured call of that size."""
     key = (device, stream, nk)
     w = _eager.get(key)
     if w is None:
         w = _eager[key] = _new(device, nk)
         while len(_eager) > _MAX_EAGER:
             _eager.popitem(last=False)   # stream-ordered free: later work on its stream only
-    else:
-        _eager.move_to_end(key)
+        return w
+    _eager.move_to_end(key)
     if (device, nk) not in _spares:
+        # a size called again (a capture's warm-up calls, a training loop): ready one for a
+        # captured call. Not on a size's first call: rows of a new length every call would pay
+        # the synchronisation below every time
         _spares[(device, nk)] = _new(device, nk)
+        while len(_spares) > _MAX_EAGER:
+            del _spares[next(iter(_spares))]
         if device.type == "cuda":
             # a graph may replay it on any stream: its initial values must have landed
             torch.cuda.current_stream(device).synchronize()
