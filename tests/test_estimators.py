@@ -722,6 +722,41 @@ def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(gamma,
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("est", ["gae", "discounted_returns", "episodic_cumsum"])
+def test_persistent_lookback_equals_the_filled_one_call_after_call_on_two_streams(est):
+    """Look-back on the streams' persistent workspaces (PHASE 4) gives bitwise what look-back on
+    a freshly filled workspace (PHASE 3) gives, for 24 calls alternating two streams without
+    synchronising between them and two sizes, long rows with and without episode ends (every
+    span walks back to the row's start): no summary of another call is ever folded."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cfg = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1, CHUNKS_PER_SPAN=1,
+               TWO_LEVEL=est != "episodic_cumsum")
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    calls = []
+    for i in range(24):
+        kw, _ = make(est, (3, 256 * 60 + 7) if i % 3 else (8, 256 * 30), seed=100 + i)
+        if i % 4 == 1:
+            for flag in ("terminated", "truncated", "dones"):
+                if flag in kw:
+                    kw[flag] = torch.zeros_like(kw[flag])
+        calls.append({k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()})
+    torch.cuda.synchronize()
+    with force_config(**cfg):
+        persistent = []
+        for i, kw in enumerate(calls):
+            with torch.cuda.stream(streams[i % 2]):
+                persistent.append(call(est, kw, "cuda"))
+        torch.cuda.synchronize()
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(lookback_state, "acquire", lambda *a: None)
+            filled = [call(est, kw, "cuda") for kw in calls]
+    for p, f in zip(persistent, filled):
+        for a, b in zip(p if isinstance(p, tuple) else (p,), f if isinstance(f, tuple) else (f,)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("strategy", [None, "chunked", "lookback", "lookback-filled"])
 def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy, monkeypatch):
     """Every launch path (row block; chunked: two launches and a workspace; look-back: the
