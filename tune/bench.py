@@ -14,7 +14,7 @@ after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event
 (inputs read once, outputs written once) / the measured copy bandwidth. Beside the grid, at its
 start and end, the host's own reference points (BENCHMARKS.md's): the loop figure of a bare
 Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
-host: on the H200's VM the same script ran GAE 4096x128 at 14-35 us depending on which of the
+host: on the H200's VM the same script ran GAE 4096x128 at 18-36 us depending on which of the
 16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
 ``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
 the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager
