@@ -105,8 +105,10 @@ class _Plan:
         constants bound as the function's (positional) defaults, so a call builds no list:
         against copying each recorded list and filling its address slots, on the dev box's CPU
         with the launcher stubbed (eighteenth session), GAE 4096x128 5.9 -> 4.2 us a replay,
-        discounted returns 4.9 -> 3.0, chunked GAE 8x65536 (two launches) 11.8 -> 8.5; the H200
-        host is unmeasured (benchmarks/NOTES.md item 8)."""
+        discounted returns 4.9 -> 3.0, chunked GAE 8x65536 (two launches) 11.8 -> 8.5; on the
+        H200's host, pinned to one core, the estimators' loop figure at 4096x128 went from 1.56 to
+        1.40 times a bare Triton launch's in the same process (nineteenth session; unpinned, the
+        host's spread across cores hides it: benchmarks/NOTES.md item 8)."""
         bound = {"_empty_like": torch.empty_like, "_empty": torch.empty, "_full": torch.full,
                  "_stream": torch._C._cuda_getCurrentRawStream, "_dtype": self.dtype,
                  "_device": self.device, "_result": self.result_type}

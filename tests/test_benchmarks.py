@@ -2,6 +2,8 @@
 machine; needs the ``bench`` extra). Each round synchronises, so a round is one eager call as a
 training loop pays it. The full grid, with device time against the bandwidth floor and the
 baselines, is ``rlscan-bench``."""
+import json
+
 import pytest
 import torch
 
@@ -29,7 +31,7 @@ def test_eager_call_time(benchmark, est, N, T, layout):
 
 
 def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
-    """rlscan-bench's table: one line per cell with its figures, absent baselines as dashes,
+    """rlscan-bench's JSON holds the run as measured; its table: one line per cell with its figures, absent baselines as dashes,
     and the header says how long the process made eager calls before the loop figures and what
     a bare launch cost on the host at the grid's start and end."""
     from rlscan.tune import bench
@@ -39,8 +41,9 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
     rows = [dict(estimator="gae", N=4096, T=128, dtype="float32", layout="time_last",
                  full_us=30.0, loop_us=18.9, device_us=3.6, floor_us=2.5,
                  device_over_floor=1.44, loop_device_us=1266.5, speedup_vs_loop=351.8)]
-    bench.write_markdown(rows, meta, tmp_path / "b.md")
-    text = (tmp_path / "b.md").read_text()
+    bench.save(rows, meta, str(tmp_path))
+    assert json.loads((tmp_path / "bench.json").read_text()) == {"meta": meta, "results": rows}
+    text = (tmp_path / "bench.md").read_text()
     assert "loop after 2 s of eager calls" in text
     assert ("at the start, a bare Triton launch 11.4, torch.add 8.1; at the end, a bare Triton "
             "launch 17.6, torch.add 12.5") in text

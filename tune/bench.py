@@ -14,7 +14,7 @@ after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event
 (inputs read once, outputs written once) / the measured copy bandwidth. Beside the grid, at its
 start and end, the host's own reference points (BENCHMARKS.md's): the loop figure of a bare
 Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
-host: on the H200's VM the same script ran GAE 4096x128 at 14-35 us depending on which of the
+host: on the H200's VM the same script ran GAE 4096x128 at 18-36 us depending on which of the
 16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
 ``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
 the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager
@@ -184,7 +184,8 @@ def write_markdown(rows, meta, path):
         f.write(f"torch {meta['torch']}, triton {meta['triton']}; copy bandwidth "
                 f"{meta['bandwidth_tb_s']:.2f} TB/s. Times in µs; device = CUDA-graph replay; "
                 f"loop after {meta.get('host_warmup_s', 0):g} s of eager calls.")
-        refs = [(when, meta[f"host_{when}"]) for when in ("start", "end") if f"host_{when}" in meta]
+        refs = [(when, meta[f"host_{when}"]) for when in ("start", "end")
+                if f"host_{when}" in meta]
         if refs:
             f.write(" The host's reference points (loop µs): " + "; ".join(
                 f"at the {when}, a bare Triton launch {r['bare_triton_launch']:.1f}, torch.add "
@@ -200,6 +201,13 @@ def write_markdown(rows, meta, path):
                     f"{r['floor_us']:.1f} | {r['device_over_floor']:.2f} | "
                     f"{fmt(r.get('compile_device_us'))} | {fmt(r.get('speedup_vs_compile'))} | "
                     f"{fmt(r.get('loop_device_us'))} | {fmt(r.get('speedup_vs_loop'))} |\n")
+
+
+def save(rows, meta, out):
+    """bench.json and bench.md under ``out``."""
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    write_markdown(rows, meta, os.path.join(out, "bench.md"))
 
 
 def plot(rows, path):
@@ -231,7 +239,8 @@ def plot(rows, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--estimators", default=",".join(grid.ESTIMATORS[:7]))
     p.add_argument("--shapes", default=None, help="ROWSxSTEPS,... (default: the standard grid)")
     p.add_argument("--dtypes", default="float32")
@@ -274,14 +283,9 @@ def main(argv=None):
         print(f"[{i + 1}/{len(todo)}] {e:18s} {n:>6d}x{t:<7d} {d:8s} {l:10s} device "
               f"{r['device_us']:8.1f} floor {r['floor_us']:7.1f} ({r['device_over_floor']:5.2f}x)"
               f" loop {r['loop_us']:6.1f} full {r['full_us']:6.1f}{extra}", flush=True)
-        # rewritten after every cell: a run cut short keeps what it measured
-        with open(os.path.join(args.out, "bench.json"), "w") as f:
-            json.dump({"meta": meta, "results": rows}, f, indent=1)
-        write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
+        save(rows, meta, args.out)    # after every cell: a run cut short keeps what it measured
     meta["host_end"] = host_references()
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump({"meta": meta, "results": rows}, f, indent=1)
-    write_markdown(rows, meta, os.path.join(args.out, "bench.md"))
+    save(rows, meta, args.out)
     try:
         plot(rows, os.path.join(args.out, "bench.png"))
     except ImportError:
