@@ -68,3 +68,13 @@ def test_captured_workspaces_are_bounded(monkeypatch):
     S._spares[(CPU, 9)] = S._new(CPU, 9)
     assert S.acquire(CPU, 8, torch.empty(1)) is not None
     assert S.acquire(CPU, 9, torch.empty(1)) is None
+
+
+def test_releasing_captured_workspaces_makes_room_for_later_captures(monkeypatch):
+    monkeypatch.setattr(S, "_MAX_CAPTURED", 1)
+    monkeypatch.setattr(S, "capturing", lambda device: True)
+    S._spares[(CPU, 8)] = S._new(CPU, 8)
+    S._spares[(CPU, 9)] = S._new(CPU, 9)
+    assert S.acquire(CPU, 8, torch.empty(1)) is not None
+    S.release_captured()                                 # the tuner deleted that graph
+    assert S.acquire(CPU, 9, torch.empty(1)) is not None

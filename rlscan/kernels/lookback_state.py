@@ -97,6 +97,13 @@ def eager_address(device: torch.device, nk: int, stream: int) -> int:
     return eager(device, nk, stream).data_ptr()
 
 
+def release_captured() -> None:
+    """Forget the captured calls' workspaces: for a process that knows none of its graphs will
+    replay again (the tuner, after timing a candidate's graph), so that later captures find
+    room under the bound and spares are made again."""
+    _captured.clear()
+
+
 def clear() -> None:
     """Forget the eager workspaces and spares (tests); captured ones stay with their graphs."""
     _eager.clear()
