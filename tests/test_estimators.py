@@ -532,15 +532,15 @@ def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
 
 def test_lookback_workspace_stays_clean_call_after_call(backend, device, monkeypatch):
     """A look-back call needs no fill: its stream's persistent workspace (lookback_state.py)
-    has one half all "not yet" when a call starts; the call publishes there, resets the other
-    half (the call before's summaries) and flips the parity, whatever the data, so calls of two
-    sizes in any order, with episode ends or none, all match the reference."""
+    has one half all "not yet" when a call starts; the call publishes there and resets the
+    other half (the call before's summaries), whatever the data, so the halves alternate and
+    calls of two sizes in any order, with episode ends or none, all match the reference."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     monkeypatch.setattr(lookback_state, "_eager", type(lookback_state._eager)())
     monkeypatch.setattr(lookback_state, "_spares", {})
     cfg = dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    parity = {}
+    used = {}                                     # size -> the half its last call published to
     for i, (rows, ends) in enumerate([(3, True), (3, False), (5, True), (3, True), (3, False),
                                       (5, False), (5, True)]):
         T = 16 * 9 + 5                            # 10 spans a row
@@ -551,12 +551,11 @@ def test_lookback_workspace_stays_clean_call_after_call(backend, device, monkeyp
         matches_reference_under(cfg, "gae", kw, rk, device, T=T)
         nk = rows * 10
         (w,) = [w for (dev, _, n), w in lookback_state._eager.items() if n == nk]
-        used = parity.get(nk, 0)
-        assert w.shape == (lookback_state.words(nk),)
-        assert w[2 * nk:].tolist() == [1 - used, 0]            # flipped; nobody counted
-        assert (w[(1 - used) * nk:(2 - used) * nk] == -1).all()  # reset for the next call
-        assert (w[used * nk:(used + 1) * nk] != -1).all()        # this call's summaries
-        parity[nk] = 1 - used
+        h = 1 - used.get(nk, 1)                   # a new workspace's clean half is half 0
+        assert w.shape == (lookback_state.words(nk),) == (2 * nk,)
+        assert (w[h * nk:(h + 1) * nk] != -1).all()              # this call's summaries
+        assert (w[(1 - h) * nk:(2 - h) * nk] == -1).all()        # reset for the next call
+        used[nk] = h
     assert len(lookback_state._spares) == 2                    # one for a capture, a size
 
 

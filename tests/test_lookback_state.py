@@ -16,10 +16,10 @@ def fresh(monkeypatch):
     monkeypatch.setattr(S, "_captured", {})
 
 
-def test_a_new_workspace_is_all_not_yet_with_parity_zero_and_nobody_counted():
+def test_a_new_workspace_has_half_0_not_yet_and_half_1_as_if_published():
     w = S.eager(CPU, 5, stream=0)
-    assert w.dtype == torch.int64 and w.shape == (S.words(5),) == (12,)
-    assert w[:10].eq(-1).all() and w[10:].tolist() == [0, 0]
+    assert w.dtype == torch.int64 and w.shape == (S.words(5),) == (10,)
+    assert w[:5].eq(-1).all() and w[5:].eq(0).all()
 
 
 def test_eager_calls_share_one_workspace_per_stream_and_size():

@@ -4,11 +4,12 @@ The look-back strategy publishes each span's summary to an int64 workspace that 
 yet" (all ones) wherever nothing has been published. Filling it before the scan cost 1.4-2.3 us
 a call on the H200 whatever filled it (rlscan's fill kernel, torch's ``fill_`` or a memset: the
 graph node before the scan is what costs; nineteenth session, ``compare_configs.py --fill-ab``).
-The scan's PHASE 4 keeps a workspace clean itself: two halves of N*K words, then [parity,
-programs finished]; a launch publishes to the half its parity names, resets its own slots of the
-other half (the launch before's summaries) and its last program flips the parity. A workspace is
-so right for any sequence of look-back launches of its size that do not overlap, and wrong for
-two at once. Which launches share one:
+The scan's PHASE 4 keeps a workspace clean itself: two halves of N*K words, one holding the last
+launch's summaries and the other all "not yet". Each program reads its own slot of half 0 (only
+it ever writes that slot), publishes to whichever half is clean and resets its slot of the
+other. Every launch of the size writes every slot once, so all programs of the next one agree.
+A workspace is so right for any sequence of look-back launches of its size that do not overlap,
+and wrong for two at once. Which launches share one:
 
 - eager calls: one workspace per (device, stream, N*K). A stream runs its launches in order.
 - calls captured in a CUDA graph: one per (device, the call's first output's address, N*K).
@@ -34,13 +35,13 @@ _captured: dict = {}   # (device, output address, N*K) -> workspace
 
 
 def words(nk: int) -> int:
-    """Length of the int64 workspace for ``nk`` span slots (two halves and two header words)."""
-    return 2 * nk + 2
+    """Length of the int64 workspace for ``nk`` span slots (two halves)."""
+    return 2 * nk
 
 
 def _new(device: torch.device, nk: int) -> torch.Tensor:
     w = torch.full((words(nk),), -1, dtype=torch.int64, device=device)
-    w[2 * nk:] = 0                       # parity 0, no program finished
+    w[nk:] = 0                           # as if a launch had published there: half 0 is clean
     return w
 
 

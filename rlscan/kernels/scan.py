@@ -469,8 +469,10 @@ def fused_scan_kernel(
     once). AGG (WA) is filled with "not yet" by a launch before (``fill_kernel``).
     PHASE 4: PHASE 3 on a persistent double-buffered AGG that needs no fill launch (a graph
     node before the scan cost 1.4-2.3 us a call, H200, nineteenth session: compare_configs.py
-    --fill-ab): the launch publishes to the half its parity word names and resets its slots of
-    the other half; the last program to finish flips the parity.
+    --fill-ab): each program publishes to the half that its own slot of half 0 says is clean
+    and resets its slot of the other half. A first version flipped a parity word once a shared
+    counter said every program had finished: 4.5-9 us slower at 4096-8192 programs than a
+    filled workspace (one atomic on one address per program; twentieth session, fill-ab).
     PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
     next launch start once all its programs have started; PHASE 2 issues its first loads
     before it waits (``gdc_wait``) for the previous launch's summaries, PHASE 3 its whole chunk
@@ -545,17 +547,17 @@ def fused_scan_kernel(
     c_lo = i_s * CHUNKS_PER_SPAN
     c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, STEP))
     carry = init
-    AGG = WA                      # PHASE 3 and 4: the span summaries this launch publishes
+    row_agg = o_n.to(tl.int64) * K   # PHASE 3 and 4: where each row's span summaries start
     if PHASE == 4:
-        # a persistent workspace (kernels/lookback_state.py): two halves of N*K words, then
-        # [parity, programs finished]. This launch publishes to half `parity`, all "not yet"
-        # since the launch before reset it, and resets its own slot of the other half, which
-        # holds the launch before's summaries: no fill per call.
+        # a persistent workspace (kernels/lookback_state.py) of two halves of N*K words: after
+        # every launch one half holds that launch's summaries and the other is all "not yet".
+        # This program's own slot in half 0 (only it writes there) says which: it publishes to
+        # the clean half and resets its slot of the other, so no fill launch and no counter.
         nk = (tl.zeros([], tl.int64) + N) * K       # (N may be specialised to 1)
-        parity = tl.load(WA + 2 * nk, volatile=True)
-        AGG = WA + parity * nk
-        tl.store(WA + (1 - parity) * nk + o_n.to(tl.int64) * K + i_s,
-                 tl.full([BLOCK_N], -1, tl.int64), mask=m_n)
+        own = tl.load(WA + row_agg + i_s, mask=m_n, other=-1)
+        other = tl.where(own == -1, nk, 0)
+        tl.store(WA + other + row_agg + i_s, tl.full([BLOCK_N], -1, tl.int64), mask=m_n)
+        row_agg += nk - other
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
         if PDL:
@@ -665,15 +667,15 @@ def fused_scan_kernel(
             # a reset), fold the earlier ones, then finish the chunk still held in registers
             span_a = _at(s_a, o_p == P_END, TWO_LEVEL)
             span_b = _at(s_b, o_p == P_END, TWO_LEVEL)
-            o_w = o_n.to(tl.int64) * K + i_s
+            o_w = row_agg + i_s
             if PDL:
                 tl.extra.cuda.gdc_wait()    # the fill of AGG has landed
             if i_s == 0:
-                tl.store(AGG + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
+                tl.store(WA + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
                                           _apply(span_a, span_b, carry)), mask=m_n)
             else:
-                tl.store(AGG + o_w, _pack(span_a, span_b), mask=m_n)
-                carry = _fold_published(AGG, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, FOLD)
+                tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
+                carry = _fold_published(WA, row_agg, i_s, m_n, BLOCK_N, FOLD)
         c_in = carry            # the value entering each tile row's chunk
         if SPLIT_SCAN:
             # one input row a program: scan the tile rows' summaries across the warps; the
@@ -750,13 +752,6 @@ def fused_scan_kernel(
     if PHASE == 1:
         tl.store(WA + o_n.to(tl.int64) * K + i_s, carry_a, mask=m_n)
         tl.store(WB + o_n.to(tl.int64) * K + i_s, carry, mask=m_n)
-    if PHASE == 4:
-        # every program read the parity before it counts itself finished, so the last one may
-        # flip it for the next launch (stream order: it starts after this one has ended)
-        finished = tl.atomic_add(WA + 2 * nk + 1, 1)
-        if finished == tl.num_programs(0).to(tl.int64) * tl.num_programs(1) - 1:
-            tl.store(WA + 2 * nk, 1 - parity)
-            tl.store(WA + 2 * nk + 1, 0)
 
 
 @triton.jit
