@@ -556,6 +556,10 @@ def fused_scan_kernel(
         nk = (tl.zeros([], tl.int64) + N) * K       # (N may be specialised to 1)
         own = tl.load(WA + row_agg + i_s, mask=m_n, other=-1)
         other = tl.where(own == -1, nk, 0)
+        # every warp has read the slot before any stores to it: a row's value is held by all
+        # the program's warps and stored by one, so without the barrier a warp that loads late
+        # could see this launch's reset or summary and pick the other half (num_warps > 1)
+        tl.debug_barrier()
         tl.store(WA + other + row_agg + i_s, tl.full([BLOCK_N], -1, tl.int64), mask=m_n)
         row_agg += nk - other
     if PHASE == 1:
