@@ -27,7 +27,11 @@
 #                                              # and mid rows, tuned and look-back (~3 min)
 #   bash benchmarks/device_run.sh fill-ab      # look-back on the stream's persistent workspace
 #                                              # (no fill) vs a filled one vs none (results
-#                                              # wrong), forced and the stale DB's (~2 min)
+#                                              # wrong), forced and the stale DB's; 512x4096 at
+#                                              # 4 and 8 warps a program (~3 min)
+#   bash benchmarks/device_run.sh tune-mid     # rlscan-tune on the 16 cells where a retune
+#                                              # stalled (twentieth session), traceback if it
+#                                              # still does (~2.5 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -173,7 +177,23 @@ fill-ab)
       --shapes 1x1048576,32x32768,8x65536,8x262144 \
       --configs tuned,lookback:1x256:w1:c1:2l,lookback:1x512:w1:c1:2l 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/fill_ab.txt
+    # many rows, several warps a program (where the twentieth session's retune stalled before
+    # the barrier in PHASE 4; a config that spins shows as a time-out)
+    timeout 60 python3 $R/benchmarks/compare_configs.py --fill-ab --stale-db --estimator $e \
+      --shapes 512x4096 --configs lookback:1x1024:w4:c1,lookback:1x2048:w8:c1 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/fill_ab.txt
   done ;;
+tune-mid)
+  # the cells where the twentieth session's retune stalled (GAE and V-trace at 512x4096 and
+  # 16384x512: 16 cells, 4 done in 170 s then); every thread's traceback if it runs past
+  # TUNE_MID_S (default 150 s; ~60 s of it is the first compiles)
+  timeout -s KILL $(( ${TUNE_MID_S:-150} + 30 )) python3 -c "
+import faulthandler, runpy, sys
+faulthandler.dump_traceback_later(${TUNE_MID_S:-150}, exit=True)
+sys.argv = ['rlscan-tune', '--estimators', 'gae,vtrace', '--shapes', '512x4096,16384x512',
+            '--out', '$OUT/tdb_mid', '--no-table']
+runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>&1
+  grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
 decay-walk)
   # how far a look-back walk goes on rows without resets when the coefficients decay: γ = D,
   # λ = 1 underflows to an exact 0 after ~103 / -ln(D) steps (0.9999: the whole row; 0.999:
