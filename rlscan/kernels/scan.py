@@ -554,7 +554,8 @@ def fused_scan_kernel(
         # This program's own slot in half 0 (only it writes there) says which: it publishes to
         # the clean half and resets its slot of the other, so no fill launch and no counter.
         nk = (tl.zeros([], tl.int64) + N) * K       # (N may be specialised to 1)
-        own = tl.load(WA + row_agg + i_s, mask=m_n, other=-1)
+        # (volatile: past L1, which the fold's volatile loads of this half bypass too)
+        own = tl.load(WA + row_agg + i_s, mask=m_n, other=-1, volatile=True)
         other = tl.where(own == -1, nk, 0)
         # every warp has read the slot before any stores to it: a row's value is held by all
         # the program's warps and stored by one, so without the barrier a warp that loads late
