@@ -19,8 +19,8 @@ and wrong for two at once. Which launches share one:
   replays, so it is a spare made beside an eager call's workspace of the same size once that
   size is called a second time (a capture's warm-up calls), never during the capture; without
   one, the call fills a workspace of its own inside the graph, as every call did before (PHASE
-  3). Captured workspaces are kept for the life of the process: a
-  graph may replay at any time.
+  3). Captured workspaces are kept for the life of the process (a graph may replay at any
+  time) unless the process says its graphs are gone (``release_captured``).
 """
 from collections import OrderedDict
 from typing import Optional

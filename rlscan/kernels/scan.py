@@ -470,7 +470,8 @@ def fused_scan_kernel(
     PHASE 4: PHASE 3 on a persistent double-buffered AGG that needs no fill launch (a graph
     node before the scan cost 1.4-2.3 us a call, H200, nineteenth session: compare_configs.py
     --fill-ab): each program publishes to the half that its own slot of half 0 says is clean
-    and resets its slot of the other half. A first version flipped a parity word once a shared
+    and resets its slot of the other half (a barrier orders every warp's read of the slot
+    before the program's stores to it). A first version flipped a parity word once a shared
     counter said every program had finished: 4.5-9 us slower at 4096-8192 programs than a
     filled workspace (one atomic on one address per program; twentieth session, fill-ab).
     PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
@@ -677,7 +678,7 @@ def fused_scan_kernel(
                 tl.extra.cuda.gdc_wait()    # the fill of AGG has landed
             if i_s == 0:
                 tl.store(WA + o_w, _pack(tl.zeros([BLOCK_N], tl.float32),
-                                          _apply(span_a, span_b, carry)), mask=m_n)
+                                         _apply(span_a, span_b, carry)), mask=m_n)
             else:
                 tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
                 carry = _fold_published(WA, row_agg, i_s, m_n, BLOCK_N, FOLD)
