@@ -91,13 +91,13 @@ class _Plan:
     costs ~0.3 ms: a signature that never repeats, gamma annealed every call, should not pay
     it)."""
     __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "result_type",
-                 "n_out", "replay", "generated", "source", "persistent")
+                 "n_out", "replay", "source", "persistent")
 
     def first_replay(self, primary, sources):
         """``replay`` until the first one: generate the function, then run it."""
         if self.source is None:
-            self.compile()
-        return self.generated(primary, sources)
+            self.compile()                    # sets ``replay`` to the generated function
+        return self.replay(primary, sources)
 
     def compile(self) -> None:
         """Generate ``replay(primary, sources)``: allocate the outputs and workspaces, read the
@@ -151,7 +151,7 @@ class _Plan:
                        + "".join(f"    {line}\n" for line in body))
         namespace = dict(bound)
         exec(compile(self.source, "<rlscan replay plan>", "exec"), namespace)  # noqa: S102
-        self.replay = self.generated = namespace["replay"]
+        self.replay = namespace["replay"]
 
 
 # The signature of one argument: a tensor's shape, strides, dtype, device, 16-byte alignment
