@@ -273,7 +273,8 @@ def test_a_plan_generates_its_launch_function_when_its_signature_first_repeats(
     assert plan.source is None and plan.replay == plan.first_replay
     call("gae", kw)
     generated = plan.replay
-    assert plan.source.startswith("def replay(primary, sources, ") and generated != plan.first_replay
+    assert plan.source.startswith("def replay(primary, sources, ")
+    assert generated != plan.first_replay
     call("gae", kw)
     assert plan.replay is generated and len(fake_direct_launch.launches) == 3
 
