@@ -32,6 +32,9 @@
 #   bash benchmarks/device_run.sh tune-mid     # rlscan-tune on the 16 cells where a retune
 #                                              # stalled (twentieth session), traceback if it
 #                                              # still does (~2.5 min)
+#   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
+#                                              # with the process pinned to each of CORES in
+#                                              # turn, then host_cost.py (~2.5 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -194,6 +197,16 @@ sys.argv = ['rlscan-tune', '--estimators', 'gae,vtrace', '--shapes', '512x4096,1
             '--out', '$OUT/tdb_mid', '--no-table']
 runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
+loop-cores)
+  # the host half of a call follows the core a process runs on (nineteenth session: GAE
+  # 4096x128 18-36 us by core): the same cells pinned to several cores, one after another
+  for c in ${CORES:-0 3 7 11 15}; do
+    echo "## core $c" | tee -a $OUT/loop_cores.txt
+    timeout 60 taskset -c $c python3 -m rlscan.tune.bench --shapes 4096x128 --baselines "" \
+      --out /tmp/lc$c 2>&1 | grep -v "Warn\|_warn" | grep "^\[" | tee -a $OUT/loop_cores.txt
+  done
+  timeout 150 taskset -c ${CORES_HC:-3} python3 $R/benchmarks/host_cost.py 2>&1 \
+    | grep -v "Warn\|_warn" | tee $OUT/host_cost.txt | tail -30 ;;
 decay-walk)
   # how far a look-back walk goes on rows without resets when the coefficients decay: γ = D,
   # λ = 1 underflows to an exact 0 after ~103 / -ln(D) steps (0.9999: the whole row; 0.999:
@@ -218,7 +231,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|loop-cores|tune-mid|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
