@@ -32,6 +32,8 @@
 #   bash benchmarks/device_run.sh tune-mid     # rlscan-tune on the 16 cells where a retune
 #                                              # stalled (twentieth session), traceback if it
 #                                              # still does (~2.5 min)
+#   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
+#                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
 #                                              # with the process pinned to each of CORES in
 #                                              # turn, then host_cost.py (~2.5 min)
@@ -197,6 +199,12 @@ sys.argv = ['rlscan-tune', '--estimators', 'gae,vtrace', '--shapes', '512x4096,1
             '--out', '$OUT/tdb_mid', '--no-table']
 runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
+grid-pinned)
+  # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
+  # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)
+  timeout ${BENCH_S:-200} taskset -c ${CORE:-3} python3 -m rlscan.tune.bench --baselines loop \
+    --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+  rm -f $OUT/b1/bench.png ;;
 loop-cores)
   # the host half of a call follows the core a process runs on (nineteenth session: GAE
   # 4096x128 18-36 us by core): the same cells pinned to several cores, one after another
@@ -231,7 +239,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|loop-cores|tune-mid|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
