@@ -12,12 +12,13 @@ tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
 times every config twice, its later launches programmatic dependent ones and plain ones
-(``name=PDL/plain``). ``--fill-ab`` times every config four times: its look-back workspace
-filled as shipped (rlscan's fill kernel, the scan a programmatic dependent launch), by torch's
-``fill_`` (a kernel), by the driver's ``cuMemsetD8Async`` (a memset node in the graph), and with
-no fill (``name=fill/torch/memset/nofill``): the spans then read stale summaries and the results
-are wrong (``!``), so ``nofill`` is a lower bound on a call without a fill (a workspace persisting
-across calls), never a config to ship. ``--stale-db`` lets ``tuned`` read the shipped DB's
+(``name=PDL/plain``). ``--fill-ab`` times every config five times: look-back on its stream's
+persistent workspace (as shipped: no fill, kernels/lookback_state.py), then on a workspace of
+the call's own filled by rlscan's fill kernel (the scan a programmatic dependent launch), by
+torch's ``fill_`` (a kernel), by the driver's ``cuMemsetD8Async`` (a memset node in the graph),
+and not filled (``name=persistent/fill/torch/memset/nofill``): the spans then read stale
+summaries and the results are wrong (``!``), so ``nofill`` is a lower bound, never a config to
+ship. ``--stale-db`` lets ``tuned`` read the shipped DB's
 entries even though the kernel source changed since they were tuned (an A/B of a kernel edit on
 the tuned configs).
 ``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
@@ -37,7 +38,7 @@ import torch
 
 from rlscan import tuning
 from rlscan.kernels import configs as C
-from rlscan.kernels import launch
+from rlscan.kernels import launch, lookback_state
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid
 from rlscan.tune.bench import copy_bandwidth, device_us
@@ -64,12 +65,13 @@ def no_reset_call(est: str, N: int, T: int, index: int, device="cuda",
     return grid.Call(tuple(args), kwargs)
 
 
-_FILLS = ("fill", "torch", "memset", "nofill")
+_FILLS = ("persistent", "fill", "torch", "memset", "nofill")
 
 
 def _fill_by(run, how):
-    """``launch._run`` with the look-back workspace's fill done ``how`` (``--fill-ab``)."""
-    if how == "fill":
+    """``launch._run`` with the look-back workspace's fill done ``how`` (``--fill-ab``; all but
+    ``persistent`` with ``lookback_state.acquire`` giving none, so that the call fills one)."""
+    if how in ("persistent", "fill"):
         return run
     if how == "memset":
         import ctypes
@@ -197,12 +199,16 @@ def main(argv=None) -> int:
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
             timed, shipped_pdl, shipped_run = [], launch._PDL, launch._run
-            variants = [(pdl, "fill") for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,))]
+            shipped_acquire = lookback_state.acquire
+            variants = [(pdl, "persistent")
+                        for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,))]
             if args.fill_ab:
                 variants += [(shipped_pdl, how) for how in _FILLS[1:]]
             for pdl, how in variants:
                 launch._PDL = pdl
                 launch._run = _fill_by(shipped_run, how)
+                lookback_state.acquire = shipped_acquire if how == "persistent" else \
+                    (lambda *a: None)
                 try:
                     with force_config(**cfg):
                         out = grid.run(est, calls[0])[0].float()
@@ -214,6 +220,7 @@ def main(argv=None) -> int:
                 bad = (out - first).abs().max().item() > 1e-3
                 timed.append(f"{us:.1f}" + ("!" if bad else ""))
             launch._PDL, launch._run = shipped_pdl, shipped_run
+            lookback_state.acquire = shipped_acquire
             parts.append(f"{name}=" + "/".join(timed))
         mode = (" " + "/".join(_FILLS) if args.fill_ab else "") + \
             (" asc" if args.ascending_time_major else "") + \

@@ -25,6 +25,18 @@
 #                                              # thread against the DB's configs (forced, ~2 min)
 #   bash benchmarks/device_run.sh pdl-ab       # programmatic dependent launches on and off, long
 #                                              # and mid rows, tuned and look-back (~3 min)
+#   bash benchmarks/device_run.sh fill-ab      # look-back on the stream's persistent workspace
+#                                              # (no fill) vs a filled one vs none (results
+#                                              # wrong), forced and the stale DB's; 512x4096 at
+#                                              # 4 and 8 warps a program (~3 min)
+#   bash benchmarks/device_run.sh tune-mid     # rlscan-tune on the 16 cells where a retune
+#                                              # stalled (twentieth session), traceback if it
+#                                              # still does (~2.5 min)
+#   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
+#                                              # to one core (CORE, default 3; ~110 s)
+#   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
+#                                              # with the process pinned to each of CORES in
+#                                              # turn, then host_cost.py (~2.5 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -160,6 +172,49 @@ lookback-ab)
       $data --estimators gae,discounted_returns --cells $C 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/lookback_ab.txt
   done ;;
+fill-ab)
+  # the look-back's fill: the persistent workspace the scan keeps clean (PHASE 4) against the
+  # call's own filled workspace (PHASE 3: rlscan's fill kernel, torch, a memset) and no fill
+  # (nineteenth session: the fill cost 1.4-2.3 us a call)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in gae discounted_returns vtrace retrace; do
+    timeout 100 python3 $R/benchmarks/compare_configs.py --fill-ab --stale-db --estimator $e \
+      --shapes 1x1048576,32x32768,8x65536,8x262144 \
+      --configs tuned,lookback:1x256:w1:c1:2l,lookback:1x512:w1:c1:2l 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/fill_ab.txt
+    # many rows, several warps a program (where the twentieth session's retune stalled before
+    # the barrier in PHASE 4; a config that spins shows as a time-out)
+    timeout 60 python3 $R/benchmarks/compare_configs.py --fill-ab --stale-db --estimator $e \
+      --shapes 512x4096 --configs lookback:1x1024:w4:c1,lookback:1x2048:w8:c1 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/fill_ab.txt
+  done ;;
+tune-mid)
+  # the cells where the twentieth session's retune stalled (GAE and V-trace at 512x4096 and
+  # 16384x512: 16 cells, 4 done in 170 s then); every thread's traceback if it runs past
+  # TUNE_MID_S (default 150 s; ~60 s of it is the first compiles)
+  timeout -s KILL $(( ${TUNE_MID_S:-150} + 30 )) python3 -c "
+import faulthandler, runpy, sys
+faulthandler.dump_traceback_later(${TUNE_MID_S:-150}, exit=True)
+sys.argv = ['rlscan-tune', '--estimators', 'gae,vtrace', '--shapes', '512x4096,16384x512',
+            '--out', '$OUT/tdb_mid', '--no-table']
+runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>&1
+  grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
+grid-pinned)
+  # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
+  # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)
+  timeout ${BENCH_S:-200} taskset -c ${CORE:-3} python3 -m rlscan.tune.bench --baselines loop \
+    --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
+  rm -f $OUT/b1/bench.png ;;
+loop-cores)
+  # the host half of a call follows the core a process runs on (nineteenth session: GAE
+  # 4096x128 18-36 us by core): the same cells pinned to several cores, one after another
+  for c in ${CORES:-0 3 7 11 15}; do
+    echo "## core $c" | tee -a $OUT/loop_cores.txt
+    timeout 60 taskset -c $c python3 -m rlscan.tune.bench --shapes 4096x128 --baselines "" \
+      --out /tmp/lc$c 2>&1 | grep -v "Warn\|_warn" | grep "^\[" | tee -a $OUT/loop_cores.txt
+  done
+  timeout 150 taskset -c ${CORES_HC:-3} python3 $R/benchmarks/host_cost.py 2>&1 \
+    | grep -v "Warn\|_warn" | tee $OUT/host_cost.txt | tail -30 ;;
 decay-walk)
   # how far a look-back walk goes on rows without resets when the coefficients decay: γ = D,
   # λ = 1 underflows to an exact 0 after ~103 / -ln(D) steps (0.9999: the whole row; 0.999:
@@ -184,7 +239,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|decay-walk|group16-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

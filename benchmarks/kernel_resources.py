@@ -73,7 +73,7 @@ def compile_ptx(consts: dict, options: tuple) -> str:
         if name in consts:
             sig[name] = "constexpr"
         elif name in _POINTERS:
-            sig[name] = {"TERM": "*fp32", "WA": "*i64" if consts["PHASE"] == 3 else "*fp32"}.get(
+            sig[name] = {"TERM": "*fp32", "WA": "*i64" if consts["PHASE"] >= 3 else "*fp32"}.get(
                 name, "*fp32")
         else:
             sig[name] = "fp32" if name in _FLOATS else "i32"

@@ -31,6 +31,8 @@ import threading
 
 import torch
 
+from .kernels import lookback_state
+
 _plans: dict = {}     # signature -> _Plan, or None for "take the whole path"
 _MAX_PLANS = 4096
 # A function whose calls keep bringing new signatures (gamma annealed every step, say) stops
@@ -45,7 +47,7 @@ _local = threading.local()   # .rec: the _Recorder of this thread's call being r
 class _Recorder:
     def __init__(self):
         self.launches = []      # (run, head, grid, args, objs, consts, device): record_launch
-        self.workspaces = []    # (address, bytes, shape, dtype, fill or None)
+        self.workspaces = []    # (address, bytes, shape, dtype, fill or None, persistent)
         self.ok = True
 
 
@@ -64,12 +66,15 @@ def record_launch(run, head, grid, args, objs, consts, device) -> None:
         rec.launches.append((run, head, grid, args, objs, consts, device))
 
 
-def record_workspace(w: torch.Tensor, fill=None) -> None:
-    """Called by the launcher for a scratch tensor it allocated (``fill``: its initial value)."""
+def record_workspace(w: torch.Tensor, fill=None, persistent=None) -> None:
+    """Called by the launcher for a scratch tensor it allocated (``fill``: its initial value)
+    or, ``persistent`` = its span slots, a look-back workspace of kernels/lookback_state.py,
+    which a replay looks up for its stream (and which no replay uses while a stream captures)."""
     rec = getattr(_local, "rec", None)
     if rec is not None:
         rec.workspaces.append((w.data_ptr(), w.numel() * w.element_size(), tuple(w.shape),
-                               w.dtype, fill))
+                               w.dtype, fill,
+                               None if persistent is None else (w.device, persistent)))
 
 
 not_replayable = forbid   # the launcher, for launches it does not describe (Triton's own path)
@@ -86,7 +91,7 @@ class _Plan:
     costs ~0.3 ms: a signature that never repeats, gamma annealed every call, should not pay
     it)."""
     __slots__ = ("launches", "used", "workspaces", "places", "device", "dtype", "result_type",
-                 "n_out", "replay", "source")
+                 "n_out", "replay", "source", "persistent")
 
     def first_replay(self, primary, sources):
         """``replay`` until the first one: generate the function, then run it."""
@@ -108,7 +113,13 @@ class _Plan:
                  "_stream": torch._C._cuda_getCurrentRawStream, "_dtype": self.dtype,
                  "_device": self.device, "_result": self.result_type}
         body = [f"o{k} = _empty_like(primary, dtype=_dtype)" for k in range(self.n_out)]
-        for w, (shape, dt, fill) in enumerate(self.workspaces):
+        body.append("stream = _stream(_device)")
+        for w, (shape, dt, fill, persistent) in enumerate(self.workspaces):
+            if persistent is not None:     # the stream's own (kernels/lookback_state.py)
+                bound["_state"] = lookback_state.eager_address
+                bound[f"_pd{w}"], bound[f"_nk{w}"] = persistent
+                body.append(f"w{w} = _state(_pd{w}, _nk{w}, stream)")
+                continue
             bound[f"_ws{w}"], bound[f"_wt{w}"], bound[f"_wf{w}"] = shape, dt, fill
             make = (f"_empty(_ws{w}, dtype=_wt{w}, device=primary.device)" if fill is None else
                     f"_full(_ws{w}, _wf{w}, dtype=_wt{w}, device=primary.device)")
@@ -120,7 +131,6 @@ class _Plan:
             bound[f"_off{j}"] = off
             addrs.append(f"w{w} + _off{j}")
         body += [f"a{j} = {expr}" for j, expr in enumerate(addrs)]
-        body.append("stream = _stream(_device)")
         for n, (run, head, g, args, fills) in enumerate(self.launches):
             fill = dict(fills)                # slot -> address index
             names = [f"_g{n}_0", f"_g{n}_1", "1", "stream"]
@@ -176,7 +186,8 @@ def replayable(fn):
             if misses[0] > _MISS_LIMIT and misses[0] % _MISS_LIMIT:
                 return fn(*args, **kwargs)
             return _record(fn, key, args, kwargs, primary_name)
-        if plan is None or torch._C._cuda_getDevice() != plan.device:
+        if plan is None or torch._C._cuda_getDevice() != plan.device or (
+                plan.persistent is not None and lookback_state.capturing(plan.persistent)):
             return fn(*args, **kwargs)
         misses[0] = 0
         return plan.replay(args[0] if args else kwargs[primary_name], sources)
@@ -245,7 +256,9 @@ def _plan(rec, result, args, kwargs, primary_name):
     plan.launches = tuple((run, head, grid, args, tuple(zip(slots, (at[s] for s in srcs))))
                           for run, head, grid, args, slots, srcs in launches)
     plan.used, plan.places, plan.device = tuple(used), tuple(places), rec.launches[0][-1]
-    plan.workspaces = tuple((shape, dt, fill) for _, _, shape, dt, fill in rec.workspaces)
+    plan.workspaces = tuple(w[2:] for w in rec.workspaces)     # (shape, dtype, fill, persistent)
+    # the device of a look-back workspace: such a plan is not replayed while its stream captures
+    plan.persistent = next((w[-1][0] for w in rec.workspaces if w[-1] is not None), None)
     plan.dtype, plan.n_out = outs[0].dtype, len(outs)
     plan.result_type = type(result) if isinstance(result, tuple) else None
     plan.source = None

@@ -10,7 +10,7 @@ import torch
 
 import rlscan
 from rlscan import tuning
-from rlscan.kernels import launch
+from rlscan.kernels import launch, lookback_state
 from rlscan.kernels.launch import force_config
 
 import cases
@@ -478,7 +478,7 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
                                  CHUNKS_PER_SPAN=1), est, kw, rk, device, T=shape[-1])
 
 
-@pytest.mark.parametrize("T, phases", [(16 * 256, [3]), (16 * 256 + 1, [1, 2])])
+@pytest.mark.parametrize("T, phases", [(16 * 256, [4]), (16 * 256 + 1, [1, 2])])
 def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, device, T, phases,
                                                                     monkeypatch):
     """A tuning-DB look-back config runs as look-back spans up to configs.LOOKBACK_MAX_SPANS
@@ -499,7 +499,7 @@ def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, dev
     phase.clear()
     with force_config(**cfg):
         call("discounted_returns", kw, device)
-    assert phase == [3]
+    assert phase == [4]
 
 
 def _db_entry(monkeypatch, config, bounded=()):
@@ -508,7 +508,7 @@ def _db_entry(monkeypatch, config, bounded=()):
     monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, tuple(bounded)))
 
 
-@pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [3]), (0.6, 0.5, [3]),
+@pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [4]), (0.6, 0.5, [4]),
                                                   (0.5, 0.9, [1, 2]), (1.0, 1.0, [1, 2])])
 def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
         backend, device, gamma, lmbda, phases, monkeypatch):
@@ -528,6 +528,35 @@ def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
         kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
     assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
     assert phase == phases
+
+
+def test_lookback_workspace_stays_clean_call_after_call(backend, device, monkeypatch):
+    """A look-back call needs no fill: its stream's persistent workspace (lookback_state.py)
+    has one half all "not yet" when a call starts; the call publishes there and resets the
+    other half (the call before's summaries), whatever the data, so the halves alternate and
+    calls of two sizes in any order, with episode ends or none, all match the reference."""
+    if backend == "torch":
+        pytest.skip("the torch path has no spans")
+    monkeypatch.setattr(lookback_state, "_eager", type(lookback_state._eager)())
+    monkeypatch.setattr(lookback_state, "_spares", {})
+    cfg = dict(strategy="lookback", BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    used = {}                                     # size -> the half its last call published to
+    for i, (rows, ends) in enumerate([(3, True), (3, False), (5, True), (3, True), (3, False),
+                                      (5, False), (5, True)]):
+        T = 16 * 9 + 5                            # 10 spans a row
+        kw, rk = make("gae", (rows, T), seed=20 + i)
+        if not ends:
+            for flag in ("terminated", "truncated"):
+                kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+        matches_reference_under(cfg, "gae", kw, rk, device, T=T)
+        nk = rows * 10
+        (w,) = [w for (dev, _, n), w in lookback_state._eager.items() if n == nk]
+        h = 1 - used.get(nk, 1)                   # a new workspace's clean half is half 0
+        assert w.shape == (lookback_state.words(nk),) == (2 * nk,)
+        assert (w[h * nk:(h + 1) * nk] != -1).all()              # this call's summaries
+        assert (w[(1 - h) * nk:(2 - h) * nk] == -1).all()        # reset for the next call
+        used[nk] = h
+    assert len(lookback_state._spares) == 2                    # one for a capture, a size
 
 
 def test_lookback_window_covers_the_row_within_its_bounds():
@@ -558,9 +587,14 @@ def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
         call("vtrace", kw, "cpu")
     kernels = {"fold": [fused_scan_kernel] * 2,
                "carry_pass": [fused_scan_kernel, chunk_carry_kernel, fused_scan_kernel]}
-    if strategy == "lookback":
-        kernels[None] = [fill_kernel, fused_scan_kernel]
     assert [k for k, *_ in calls] == kernels.get(fold, [fused_scan_kernel])
+    if strategy == "lookback":      # a capture with no workspace ready: the fill, then the scan
+        calls.clear()
+        monkeypatch.setattr(lookback_state, "acquire", lambda *a: None)
+        with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                          CHUNKS_PER_SPAN=1):
+            call("vtrace", kw, "cpu")
+        assert [k for k, *_ in calls] == [fill_kernel, fused_scan_kernel]
     pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
                 "O1", "WA", "WB", "WC", "W"}
     for kernel, args, objs, consts in calls:
@@ -601,9 +635,10 @@ def test_only_the_later_launches_of_a_call_are_programmatic_dependent_ones(monke
         dependent = [options[3] for _, _, options in calls]
         assert dependent == [False] + [capable] * (len(calls) - 1)
         pdl = [consts["PDL"] for _, consts, _ in calls]
-        assert pdl == ([0] if strategy == "row_block" else [int(capable)] * len(calls))
-        assert launch._options(calls[-1][2]).get("launch_pdl", False) == (
-            capable and strategy != "row_block")
+        # (a look-back call on its stream's workspace is one launch: no fill to wait for)
+        alone = strategy in ("row_block", "lookback")
+        assert pdl == ([0] if alone else [int(capable)] * len(calls))
+        assert launch._options(calls[-1][2]).get("launch_pdl", False) == (capable and not alone)
         if strategy == "chunked":
             # the fix-up issues its first chunk's loads before it reads the carry
             assert calls[-1][0] is fused_scan_kernel and calls[-1][1]["PREFETCH"] == 1
@@ -686,31 +721,78 @@ def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(gamma,
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("strategy", [None, "chunked", "lookback"])
-def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy):
-    """Every launch path (row block; chunked: two launches and a workspace; look-back: a
-    filled workspace) records into a CUDA graph, and replaying it after new inputs are copied
-    into the captured buffers gives what an eager call gives on them."""
+@pytest.mark.parametrize("tile", [(256, 1), (1024, 4), (2048, 8)], ids=lambda t: f"{t[0]}w{t[1]}")
+@pytest.mark.parametrize("est", ["gae", "discounted_returns", "episodic_cumsum"])
+def test_persistent_lookback_equals_the_filled_one_call_after_call_on_two_streams(est, tile):
+    """Look-back on the streams' persistent workspaces (PHASE 4) gives bitwise what look-back on
+    a freshly filled workspace (PHASE 3) gives, for 24 calls alternating two streams without
+    synchronising between them and two sizes, long rows with and without episode ends (every
+    span walks back to the row's start): no summary of another call is ever folded. With 4 and
+    8 warps a program every warp must pick the same half: a barrier orders their reads of the
+    program's slot before its stores (a race without it is the suspected cause of the tuner
+    stalling at 512x4096, where such tiles are candidates; twentieth session)."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    cfg = dict(strategy=strategy, BLOCK_N=2, BLOCK_T=64, num_warps=2, CHUNKS_PER_SPAN=1) \
-        if strategy else None
+    bt, warps = tile
+    cfg = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=bt, num_warps=warps, CHUNKS_PER_SPAN=1,
+               TWO_LEVEL=est != "episodic_cumsum" and warps == 1)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    calls = []
+    for i in range(24):
+        kw, _ = make(est, (3, bt * 60 + 7) if i % 3 else (64, bt * 8), seed=100 + i)
+        if i % 4 == 1:
+            for flag in ("terminated", "truncated", "dones"):
+                if flag in kw:
+                    kw[flag] = torch.zeros_like(kw[flag])
+        calls.append({k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()})
+    torch.cuda.synchronize()
+    with force_config(**cfg):
+        persistent = []
+        for i, kw in enumerate(calls):
+            with torch.cuda.stream(streams[i % 2]):
+                persistent.append(call(est, kw, "cuda"))
+        torch.cuda.synchronize()
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(lookback_state, "acquire", lambda *a: None)
+            filled = [call(est, kw, "cuda") for kw in calls]
+    for p, f in zip(persistent, filled):
+        for a, b in zip(p if isinstance(p, tuple) else (p,), f if isinstance(f, tuple) else (f,)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strategy", [None, "chunked", "lookback", "lookback-filled"])
+def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy, monkeypatch):
+    """Every launch path (row block; chunked: two launches and a workspace; look-back: the
+    captured call's persistent workspace, or with none ready a filled one) records into a CUDA
+    graph, and every replay after new inputs are copied into the captured buffers gives what an
+    eager call gives on them; two graphs replayed in turn, and eager calls between, too."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cfg = dict(strategy=strategy.split("-")[0], BLOCK_N=2, BLOCK_T=64, num_warps=2,
+               CHUNKS_PER_SPAN=1) if strategy else None
     kw, _ = make("gae", (6, 300), seed=1)
     static = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
     with (force_config(**cfg) if cfg else contextlib.nullcontext()):
         rlscan.gae(**static)                     # compile outside the capture
         torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            adv, ret = rlscan.gae(**static)
-        fresh, _ = make("gae", (6, 300), seed=2)
-        for k, v in fresh.items():
-            if isinstance(v, torch.Tensor):
-                static[k].copy_(v)
-        graph.replay()
-        expected = rlscan.gae(**static)
-    torch.testing.assert_close(adv, expected.advantages, rtol=0, atol=0)
-    torch.testing.assert_close(ret, expected.returns, rtol=0, atol=0)
+        if strategy == "lookback-filled":       # no spare: the capture fills its own
+            monkeypatch.setattr(lookback_state, "_spares", {})
+        graphs, outs = [], []
+        for _ in range(2):
+            graphs.append(torch.cuda.CUDAGraph())
+            with torch.cuda.graph(graphs[-1]):
+                outs.append(rlscan.gae(**static))
+        for seed in range(2, 7):
+            fresh, _ = make("gae", (6, 300), seed=seed)
+            for k, v in fresh.items():
+                if isinstance(v, torch.Tensor):
+                    static[k].copy_(v)
+            adv, ret = outs[seed % 2]
+            graphs[seed % 2].replay()
+            expected = rlscan.gae(**static)
+            torch.testing.assert_close(adv, expected.advantages, rtol=0, atol=0)
+            torch.testing.assert_close(ret, expected.returns, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("strategy", ["default", "chunked", "lookback"])

@@ -8,7 +8,7 @@ import triton
 
 import rlscan
 from rlscan import _layout, _replay, tuning
-from rlscan.kernels import launch
+from rlscan.kernels import launch, lookback_state
 from rlscan.kernels.scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 from cases import ESTIMATORS, call, make
@@ -114,6 +114,7 @@ def _variants():
     yield "linear_scan", {"spans": True, "carry_pass": True}
     yield "gae", {"spans": True, "lookback": True}
     yield "episodic_cumsum", {"spans": True, "lookback": True}
+    yield "gae", {"spans": True, "lookback": True, "filled": True}
 
 
 def _inputs(est, opts, seed):
@@ -148,13 +149,17 @@ def test_repeated_signature_launches_what_the_whole_path_would(fake_direct_launc
     ck = fake_direct_launch
     if opts.get("carry_pass"):      # summaries folded by a third launch in between
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
-    if opts.get("lookback"):        # as a tuning DB entry would choose (the fill, then the scan)
-        monkeypatch.setattr(launch, "select_config", lambda pb: dict(
+    if opts.get("lookback"):        # as a tuning DB entry would choose: one launch on the
+        monkeypatch.setattr(launch, "select_config", lambda pb: dict(   # stream's workspace
             strategy="lookback", BLOCK_N=2, BLOCK_T=64, num_warps=1, CHUNKS_PER_SPAN=1))
+    if opts.get("filled"):          # none ready (a capture): the fill, then the scan
+        monkeypatch.setattr(lookback_state, "acquire", lambda *a: None)
     call(est, _inputs(est, opts, seed=1))                      # records
     assert len(_plans()) == 1
     n = len(ck.launches)
-    assert n == (3 if opts.get("carry_pass") else 2 if opts.get("spans") else 1)
+    assert n == (3 if opts.get("carry_pass") else
+                 1 if opts.get("lookback") and not opts.get("filled") else
+                 2 if opts.get("spans") else 1)
     second = _inputs(est, opts, seed=2)
     result_r = call(est, second)                               # replays
     launches_r = ck.launches[n:]

@@ -23,6 +23,8 @@ from typing import Callable, Optional
 
 import torch
 
+from rlscan.kernels import lookback_state
+
 L2_ROTATION = 3          # input sets together span this many L2 caches
 MAX_SETS = 256
 # What host work can add to one eagerly timed call (seen: 150-600 us for a 6 us kernel on a
@@ -99,6 +101,7 @@ class GraphTimer:
             return statistics.median(times) * 1e3 / calls
         finally:
             del graph
+            lookback_state.release_captured()   # that graph's look-back workspaces
 
     def _eager_us(self, call) -> float:
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

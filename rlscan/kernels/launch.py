@@ -13,6 +13,7 @@ from .. import _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
 from .configs import two_level_fits as _two_level_fits
+from . import lookback_state
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
@@ -234,9 +235,17 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     dependent = options[:3] + (pdl,)
     if strategy == "lookback":
         # one program per (row block, chunk): every chunk publishes its summary to an all-ones
-        # ("not yet") int64 workspace and folds the earlier ones (scan.py); the fill is ours,
-        # so that the scan may start beside it
+        # ("not yet") int64 workspace and folds the earlier ones (scan.py). A persistent one
+        # that the scan keeps clean itself (PHASE 4, lookback_state.py) needs no fill launch
         n = pb.N * K
+        state = lookback_state.acquire(d.device, n, out0)
+        if state is not None:
+            _replay.record_workspace(state, persistent=n)
+            _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
+                 consts + (4, _lookback_window(K), 0) + block, options, spec)
+            return
+        # else (a capture with no workspace ready) one filled in the call, the fill ours so
+        # that the scan may start beside it
         ws = torch.empty((n,), dtype=torch.int64, device=d.device)
         _replay.record_workspace(ws)
         _run(fill_kernel, (_cdiv(n, _FILL_BLOCK), 1), [ws.data_ptr(), n], [(0, ws)],

@@ -466,7 +466,14 @@ def fused_scan_kernel(
     PHASE 3 (look-back) does all of it in one launch with spans of one chunk: scan the chunk,
     publish its summary, fold the published summaries in windows of FOLD spans
     (``_fold_published``), apply the carry to the scan still in registers, write (inputs read
-    once).
+    once). AGG (WA) is filled with "not yet" by a launch before (``fill_kernel``).
+    PHASE 4: PHASE 3 on a persistent double-buffered AGG that needs no fill launch (a graph
+    node before the scan cost 1.4-2.3 us a call, H200, nineteenth session: compare_configs.py
+    --fill-ab): each program publishes to the half that its own slot of half 0 says is clean
+    and resets its slot of the other half (a barrier orders every warp's read of the slot
+    before the program's stores to it). A first version flipped a parity word once a shared
+    counter said every program had finished: 4.5-9 us slower at 4096-8192 programs than a
+    filled workspace (one atomic on one address per program; twentieth session, fill-ab).
     PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
     next launch start once all its programs have started; PHASE 2 issues its first loads
     before it waits (``gdc_wait``) for the previous launch's summaries, PHASE 3 its whole chunk
@@ -541,6 +548,22 @@ def fused_scan_kernel(
     c_lo = i_s * CHUNKS_PER_SPAN
     c_hi = tl.minimum(c_lo + CHUNKS_PER_SPAN, tl.cdiv(T, STEP))
     carry = init
+    row_agg = o_n.to(tl.int64) * K   # PHASE 3 and 4: where each row's span summaries start
+    if PHASE == 4:
+        # a persistent workspace (kernels/lookback_state.py) of two halves of N*K words: after
+        # every launch one half holds that launch's summaries and the other is all "not yet".
+        # This program's own slot in half 0 (only it writes there) says which: it publishes to
+        # the clean half and resets its slot of the other, so no fill launch and no counter.
+        nk = (tl.zeros([], tl.int64) + N) * K       # (N may be specialised to 1)
+        # (volatile: past L1, which the fold's volatile loads of this half bypass too)
+        own = tl.load(WA + row_agg + i_s, mask=m_n, other=-1, volatile=True)
+        other = tl.where(own == -1, nk, 0)
+        # every warp has read the slot before any stores to it: a row's value is held by all
+        # the program's warps and stored by one, so without the barrier a warp that loads late
+        # could see this launch's reset or summary and pick the other half (num_warps > 1)
+        tl.debug_barrier()
+        tl.store(WA + other + row_agg + i_s, tl.full([BLOCK_N], -1, tl.int64), mask=m_n)
+        row_agg += nk - other
     if PHASE == 1:
         carry = tl.zeros([BLOCK_N], tl.float32)
         if PDL:
@@ -645,12 +668,12 @@ def fused_scan_kernel(
                 _combine_next, reverse=SCAN_REVERSE)
         else:
             s_a, s_b = tl.associative_scan((a, b), 1, _combine, reverse=SCAN_REVERSE)
-        if PHASE == 3:
+        if PHASE >= 3:
             # the span is this one chunk: publish its summary (span 0: the value leaving it, as
             # a reset), fold the earlier ones, then finish the chunk still held in registers
             span_a = _at(s_a, o_p == P_END, TWO_LEVEL)
             span_b = _at(s_b, o_p == P_END, TWO_LEVEL)
-            o_w = o_n.to(tl.int64) * K + i_s
+            o_w = row_agg + i_s
             if PDL:
                 tl.extra.cuda.gdc_wait()    # the fill of AGG has landed
             if i_s == 0:
@@ -658,7 +681,7 @@ def fused_scan_kernel(
                                          _apply(span_a, span_b, carry)), mask=m_n)
             else:
                 tl.store(WA + o_w, _pack(span_a, span_b), mask=m_n)
-                carry = _fold_published(WA, o_n.to(tl.int64) * K, i_s, m_n, BLOCK_N, FOLD)
+                carry = _fold_published(WA, row_agg, i_s, m_n, BLOCK_N, FOLD)
         c_in = carry            # the value entering each tile row's chunk
         if SPLIT_SCAN:
             # one input row a program: scan the tile rows' summaries across the warps; the
