@@ -61,20 +61,22 @@ def test_a_captured_call_takes_a_ready_spare_by_its_output_or_fills_its_own(monk
     assert S._spares == {}
 
 
-def test_captured_workspaces_are_bounded(monkeypatch):
+@pytest.fixture
+def one_captured_slot_two_spares(monkeypatch):
+    """Room for one captured workspace, spares ready for sizes 8 and 9, a capture under way."""
     monkeypatch.setattr(S, "_MAX_CAPTURED", 1)
     monkeypatch.setattr(S, "capturing", lambda device: True)
     S._spares[(CPU, 8)] = S._new(CPU, 8)
     S._spares[(CPU, 9)] = S._new(CPU, 9)
+
+
+def test_captured_workspaces_are_bounded(one_captured_slot_two_spares):
     assert S.acquire(CPU, 8, torch.empty(1)) is not None
     assert S.acquire(CPU, 9, torch.empty(1)) is None
 
 
-def test_releasing_captured_workspaces_makes_room_for_later_captures(monkeypatch):
-    monkeypatch.setattr(S, "_MAX_CAPTURED", 1)
-    monkeypatch.setattr(S, "capturing", lambda device: True)
-    S._spares[(CPU, 8)] = S._new(CPU, 8)
-    S._spares[(CPU, 9)] = S._new(CPU, 9)
+def test_releasing_captured_workspaces_makes_room_for_later_captures(
+        one_captured_slot_two_spares):
     assert S.acquire(CPU, 8, torch.empty(1)) is not None
     S.release_captured()                                 # the tuner deleted that graph
     assert S.acquire(CPU, 9, torch.empty(1)) is not None
