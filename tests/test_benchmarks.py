@@ -31,7 +31,9 @@ def test_eager_call_time(benchmark, est, N, T, layout):
 
 
 def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
-    """rlscan-bench's JSON holds the run as measured; its table: one line per cell with its figures, absent baselines as dashes,
+    """rlscan-bench's JSON holds the run as measured; its table: one line per cell with its
+    figures, the bare launch timed beside its loop, absent figures (baselines, an older run's
+    bare launch) as dashes,
     and the header says how long the process made eager calls before the loop figures and what
     a bare launch cost on the host at the grid's start and end."""
     from rlscan.tune import bench
@@ -39,13 +41,55 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
                 host_warmup_s=2.0, host_start={"bare_triton_launch": 11.42, "torch_add": 8.1},
                 host_end={"bare_triton_launch": 17.6, "torch_add": 12.5})
     rows = [dict(estimator="gae", N=4096, T=128, dtype="float32", layout="time_last",
-                 full_us=30.0, loop_us=18.9, device_us=3.6, floor_us=2.5,
-                 device_over_floor=1.44, loop_device_us=1266.5, speedup_vs_loop=351.8)]
+                 full_us=30.0, loop_us=18.9, bare_launch_loop_us=11.3, device_us=3.6,
+                 floor_us=2.5, device_over_floor=1.44, loop_device_us=1266.5,
+                 speedup_vs_loop=351.8),
+            # a row of an older run, before each cell timed a bare launch beside its loop
+            dict(estimator="gae", N=8, T=65536, dtype="float32", layout="time_last",
+                 full_us=40.0, loop_us=26.0, device_us=7.1, floor_us=2.5,
+                 device_over_floor=2.84)]
     bench.save(rows, meta, str(tmp_path))
     assert json.loads((tmp_path / "bench.json").read_text()) == {"meta": meta, "results": rows}
     text = (tmp_path / "bench.md").read_text()
     assert "loop after 2 s of eager calls" in text
     assert ("at the start, a bare Triton launch 11.4, torch.add 8.1; at the end, a bare Triton "
             "launch 17.6, torch.add 12.5") in text
-    assert ("| gae | 4096 | 128 | float32 | time_last | 30.0 | 18.9 | 3.6 | 2.5 | 1.44 | — | — | "
-            "1266.5 | 351.8 |") in text
+    assert ("| gae | 4096 | 128 | float32 | time_last | 30.0 | 18.9 | 11.3 | 3.6 | 2.5 | 1.44 | — "
+            "| — | 1266.5 | 351.8 |") in text
+    assert ("| gae | 8 | 65536 | float32 | time_last | 40.0 | 26.0 | — | 7.1 | 2.5 | 2.84 | — | — "
+            "| — | — |") in text
+
+
+
+def test_loop_pair_times_the_call_and_the_reference_in_turns(monkeypatch):
+    """Each cell's loop and the bare launch beside it take turns (a rep of one, a rep of the
+    other), so a host that slows down mid-cell slows both; each gets its own best rep."""
+    from rlscan.tune import bench
+    clock, order = [0.0], []                  # µs; which function each call was
+    cost = {"fn": 18.0, "ref": 11.0}          # µs a call, a little more with every call
+
+    class Event:
+        def record(self):
+            self.t = clock[0]
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):          # ms, as CUDA events report
+            return (end.t - self.t) / 1e3
+
+    def timed(name):
+        def f():
+            order.append(name)
+            clock[0] += cost[name]
+            cost[name] += 0.001
+        return f
+
+    monkeypatch.setattr(bench, "_events", lambda: (Event(), Event()))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    fn_us, ref_us = bench.loop_pair_us(timed("fn"), timed("ref"), calls=4, reps=3)
+    assert order[:2] == ["fn", "ref"]                       # one warm-up call each
+    runs = [order[i:i + 4] for i in range(2, len(order), 4)]
+    assert [r[0] for r in runs] == ["fn", "ref"] * 3 and all(len(set(r)) == 1 for r in runs)
+    assert 18.0 < fn_us < 18.01 and 11.0 < ref_us < 11.01   # each one's best (first) rep
+    assert bench.loop_pair_us(timed("fn"), None, calls=4, reps=2)[1] is None

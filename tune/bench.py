@@ -16,7 +16,9 @@ start and end, the host's own reference points (BENCHMARKS.md's): the loop figur
 Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
 host: on the H200's VM the same script ran GAE 4096x128 at 18-36 us depending on which of the
 16 cores its process was pinned to, a bare launch at 10-18 (nineteenth session,
-``benchmarks/NOTES.md``). Baselines, measured in the same run: ``compile`` = torch.compile of
+``benchmarks/NOTES.md``), and the host drifted within a grid (twenty-first session: torch.add
+7.9 -> 12.8 us from start to end). So each cell's loop also times a bare launch, the two
+taking turns (**bare launch**): the loop less it is what rlscan adds on that host. Baselines, measured in the same run: ``compile`` = torch.compile of
 the vectorised log-depth doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager
 sequential loop over time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png
 (device ÷ floor heatmap) under ``--out``.
@@ -67,18 +69,29 @@ def device_us(fns, calls=20, replays=20):
 
 
 def loop_us(fn, calls=200, reps=3):
-    best = math.inf
-    fn()
+    return loop_pair_us(fn, None, calls, reps)[0]
+
+
+def loop_pair_us(fn, ref, calls=200, reps=3):
+    """(fn's loop µs, ref's loop µs): ``calls`` eager calls between events, best of ``reps``,
+    the two taking turns so that both see the host in the same state (``ref`` None: fn alone)."""
+    best = {}
+    for f in (fn, ref):
+        if f is not None:
+            f()
     torch.cuda.synchronize()
     for _ in range(reps):
-        a, b = _events()
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        b.synchronize()
-        best = min(best, a.elapsed_time(b) * 1e3 / calls)
-    return best
+        for f in (fn, ref):
+            if f is None:
+                continue
+            a, b = _events()
+            a.record()
+            for _ in range(calls):
+                f()
+            b.record()
+            b.synchronize()
+            best[f] = min(best.get(f, math.inf), a.elapsed_time(b) * 1e3 / calls)
+    return best[fn], best.get(ref)
 
 
 def full_us(fn, reps=60):
@@ -111,12 +124,19 @@ def _one_element(x_ptr):
     tl.store(x_ptr, 1.0)
 
 
-def host_references() -> dict:
-    """Loop µs of a bare Triton launch (one program storing one float) and of ``torch.add``:
-    what any eager GPU call pays on this host now, to read the loop column against."""
+def bare_launch():
+    """A callable that launches a one-program Triton kernel storing one float: the least any
+    eager Triton call pays on this host."""
     x = torch.zeros(1, device="cuda")
-    launch = lambda: _one_element[(1,)](x)   # noqa: E731
-    return {"bare_triton_launch": loop_us(launch), "torch_add": loop_us(lambda: torch.add(x, 1))}
+    return lambda: _one_element[(1,)](x)
+
+
+def host_references() -> dict:
+    """Loop µs of a bare Triton launch and of ``torch.add``: what any eager GPU call pays on
+    this host now, to read the loop column against."""
+    x = torch.zeros(1, device="cuda")
+    return {"bare_triton_launch": loop_us(bare_launch()),
+            "torch_add": loop_us(lambda: torch.add(x, 1))}
 
 
 def copy_bandwidth(nbytes=1 << 31):
@@ -157,8 +177,10 @@ def bench_cell(est, N, T, dtype, layout, baselines, bw, sets):
     calls = [grid.place(grid.draw(cell, i, "cuda"), layout, "cuda") for i in range(sets)]
     fns = [(lambda c=c: grid.run(est, c)) for c in calls]
     floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
+    loop, bare = loop_pair_us(fns[0], bare_launch())
     row = dict(estimator=est, N=N, T=T, dtype=dtype, layout=layout, floor_us=floor,
-               device_us=device_us(fns), loop_us=loop_us(fns[0]), full_us=full_us(fns[0]))
+               device_us=device_us(fns), loop_us=loop, bare_launch_loop_us=bare,
+               full_us=full_us(fns[0]))
     row["device_over_floor"] = row["device_us"] / floor
     for kind in baselines:
         if kind == "loop" and T > 8192:
@@ -191,13 +213,14 @@ def write_markdown(rows, meta, path):
                 f"at the {when}, a bare Triton launch {r['bare_triton_launch']:.1f}, torch.add "
                 f"{r['torch_add']:.1f}" for when, r in refs) + ".")
         f.write("\n\n")
-        f.write("| estimator | N | T | dtype | layout | full | loop | device | floor | "
-                "device/floor | compile(vec) | × | eager loop | × |\n")
-        f.write("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        f.write("| estimator | N | T | dtype | layout | full | loop | bare launch | device | "
+                "floor | device/floor | compile(vec) | × | eager loop | × |\n")
+        f.write("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
         fmt = lambda v: "—" if v is None else f"{v:.1f}"   # noqa: E731
         for r in rows:
             f.write(f"| {r['estimator']} | {r['N']} | {r['T']} | {r['dtype']} | {r['layout']} | "
-                    f"{r['full_us']:.1f} | {r['loop_us']:.1f} | {r['device_us']:.1f} | "
+                    f"{r['full_us']:.1f} | {r['loop_us']:.1f} | "
+                    f"{fmt(r.get('bare_launch_loop_us'))} | {r['device_us']:.1f} | "
                     f"{r['floor_us']:.1f} | {r['device_over_floor']:.2f} | "
                     f"{fmt(r.get('compile_device_us'))} | {fmt(r.get('speedup_vs_compile'))} | "
                     f"{fmt(r.get('loop_device_us'))} | {fmt(r.get('speedup_vs_loop'))} |\n")
@@ -282,7 +305,8 @@ def main(argv=None):
         extra = "".join(f"  {k[11:]}×{r[k]:.0f}" for k in r if k.startswith("speedup_vs_"))
         print(f"[{i + 1}/{len(todo)}] {e:18s} {n:>6d}x{t:<7d} {d:8s} {l:10s} device "
               f"{r['device_us']:8.1f} floor {r['floor_us']:7.1f} ({r['device_over_floor']:5.2f}x)"
-              f" loop {r['loop_us']:6.1f} full {r['full_us']:6.1f}{extra}", flush=True)
+              f" loop {r['loop_us']:6.1f} (bare launch {r['bare_launch_loop_us']:4.1f}) full "
+              f"{r['full_us']:6.1f}{extra}", flush=True)
         save(rows, meta, args.out)    # after every cell: a run cut short keeps what it measured
     meta["host_end"] = host_references()
     save(rows, meta, args.out)
