@@ -22,10 +22,11 @@ heuristic.
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
 An entry may also hold ``bounded_walk``: look-back configs that would make more than
-``configs.LOOKBACK_MAX_SPANS`` spans a row and beat the entry's winner on the tuner's data,
-fastest first. A call runs the first whose walk back its scalar coefficients end within the
+``configs.LOOKBACK_MAX_SPANS`` spans a row on the bucket's longer rows and beat the entry's
+winner on the tuner's data, fastest first. A call runs the first whose rows of the call's
+length make at most that many spans, or whose walk back its scalar coefficients end within the
 first window (``configs.walk_fits_first_window``), else the winner: on a row with no episode end
-and γ = λ = 1 such a walk would go back to the row's start.
+and γ = λ = 1 a longer walk would go back to the row's start.
 
 :func:`which_config` answers which config a call would use, and where it came from.
 """
@@ -358,8 +359,9 @@ def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
 
 def select_config(pb: P.Problem) -> dict:
     """The launch config for ``pb``: its tuning-DB entry, else the heuristic for its shape.
-    Where the entry has a ``bounded_walk``, the first of those look-back configs whose walk
-    back ``pb``'s scalar coefficients bound (``P.decay_bound``) runs instead; an entry's
+    Where the entry has a ``bounded_walk``, the first of those look-back configs within the
+    span limit on ``pb``'s rows, or whose walk back ``pb``'s scalar coefficients bound
+    (``P.decay_bound``), runs instead; an entry's
     look-back config that would make more than ``configs.LOOKBACK_MAX_SPANS`` spans a row runs
     as chunked spans of the same tile (``configs.within_lookback_limit``: DBs tuned before the
     limit).
@@ -378,7 +380,7 @@ def select_config(pb: P.Problem) -> dict:
     if hit is None:
         return heuristic(pb.N, pb.T, not key[3])
     if hit[1]:
-        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb))
+        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
         if walk is not None:
             return walk
     return _configs.within_lookback_limit(hit[0], pb.T)
@@ -457,7 +459,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(None, "torch")
     hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
     if hit is not None:   # as select_config picks it
-        walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar))
+        walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
+                                            lay.T)
         return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,

@@ -512,12 +512,15 @@ def _db_entry(monkeypatch, config, bounded=()):
                                                   (0.5, 0.9, [1, 2]), (1.0, 1.0, [1, 2])])
 def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
         backend, device, gamma, lmbda, phases, monkeypatch):
-    """Beyond configs.LOOKBACK_MAX_SPANS spans a row, a DB entry's bounded_walk look-back config
-    runs when the call's scalar coefficients make the product of a underflow to 0 within the
-    first window of spans (GAE, 16-step spans: γ·λ = 0.3 does, 0.45 not), episode ends or not;
-    else the entry's winner runs. The results are the reference's either way."""
+    """Beyond configs.LOOKBACK_MAX_SPANS spans a row (32 here: 41 spans), a DB entry's
+    bounded_walk look-back config runs when the call's scalar coefficients make the product of
+    a underflow to 0 within the first window of spans (GAE, 16-step spans: γ·λ = 0.3 does,
+    0.45 not), episode ends or not; else the entry's winner runs. The results are the
+    reference's either way."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
+    from rlscan.kernels import configs
+    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
     phase = record_constexprs(monkeypatch, "PHASE")
     chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
     walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
@@ -525,6 +528,29 @@ def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
     T = 16 * 40 + 5
     kw, rk = make("gae", (2, T), seed=9, gamma=gamma, lmbda=lmbda)
     for flag in ("terminated", "truncated"):           # no episode end: the decay alone ends it
+        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
+    assert phase == phases
+
+
+@pytest.mark.parametrize("spans, phases", [(32, [4]), (33, [1, 2])])
+def test_a_bounded_walk_config_runs_on_rows_within_the_span_limit_whatever_the_coefficients(
+        backend, device, spans, phases, monkeypatch):
+    """An entry's bounded_walk config is kept apart for its bucket's longer rows; a call whose
+    rows make at most configs.LOOKBACK_MAX_SPANS spans (32 here) runs it even at γ = λ = 1 on
+    rows with no episode end, where every span walks back to the row's start, and matches the
+    reference; one span more and the entry's winner runs."""
+    if backend == "torch":
+        pytest.skip("the torch path has no spans")
+    from rlscan.kernels import configs
+    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
+    phase = record_constexprs(monkeypatch, "PHASE")
+    chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    _db_entry(monkeypatch, chunked, [walk])
+    T = 16 * (spans - 1) + 5
+    kw, rk = make("gae", (2, T), seed=11, gamma=1.0, lmbda=1.0)
+    for flag in ("terminated", "truncated"):
         kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
     assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
     assert phase == phases

@@ -648,6 +648,26 @@ def test_lookback_candidates_beyond_the_span_limit_are_told_apart():
     assert not C.beyond_lookback_limit(chunked, 1 << 20)              # only look-back walks
 
 
+def test_unbounded_walks_get_lookback_candidates_only_within_the_limit_on_the_shortest_rows():
+    """Episodic sums' a is 1 and linear_scan's a tensor: no coefficient bounds their walks, so a
+    look-back config may run only on rows within LOOKBACK_MAX_SPANS spans; the tuner measures
+    those that are on the bucket's shortest rows (its shape), chunked ones at any length."""
+    for est in ("episodic_cumsum", "linear_scan"):
+        for T in (32768, 65536, 262144, 1 << 20):
+            spanned = [c for c in C.candidates(est, 8, T, "time_last", "float32")
+                       if c["strategy"] != "row_block"]
+            looks = [c for c in spanned if c["strategy"] == "lookback"]
+            assert all(C.spans_within_limit(c, T) for c in looks), (est, T)
+            assert any(c["strategy"] == "chunked" for c in spanned), (est, T)
+            gae = [c for c in C.candidates("gae", 8, T, "time_last", "float32")
+                   if c["strategy"] == "lookback" and not c.get("TWO_LEVEL")]
+            assert looks == [c for c in gae if C.spans_within_limit(c, T)], (est, T)
+    # 8 x 65536: 256 spans of 256 steps, within the limit; the bucket's longer rows are not
+    assert any(c["BLOCK_T"] == 256 and C.beyond_lookback_limit(c, 65536) for c in
+               C.candidates("episodic_cumsum", 8, 65536, "time_last", "float32")
+               if c["strategy"] == "lookback")
+
+
 def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it():
     """float32 products of factors at most β reach an exact 0 ~150·ln 2 / -ln β steps back, plus
     up to two spans of rounding; a bounded_walk config runs only where that is within the first
@@ -662,10 +682,11 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
                        (None, False), (math.nan, False), (math.inf, False)):
         assert C.walk_fits_first_window(span, beta) is fits, beta
     assert C.walk_fits_first_window(short, 0.934) and not C.walk_fits_first_window(short, 0.95)
-    assert C.bounded_walk_config((short, span), 0.95) == span       # the first that fits
-    assert C.bounded_walk_config((short, span), 0.9) == short
-    assert C.bounded_walk_config((short, span), 0.99) is None
-    assert C.bounded_walk_config((), 0.5) is None
+    long = 1 << 20                                                   # 2048+ spans a row
+    assert C.bounded_walk_config((short, span), 0.95, long) == span  # the first that fits
+    assert C.bounded_walk_config((short, span), 0.9, long) == short
+    assert C.bounded_walk_config((short, span), 0.99, long) is None
+    assert C.bounded_walk_config((), 0.5, long) is None
     # the rule's premise, in float32: 0.95 per step is an exact 0 within 6 spans of 512
     a = torch.full((6 * 512,), 0.95, dtype=torch.float32)
     assert float(torch.prod(a)) == 0.0 and float(torch.prod(a[:512])) > 0.0
@@ -676,6 +697,21 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
     first = C.LOOKBACK_FIRST_WINDOW
     assert f"FIRST: tl.constexpr = {first} if WINDOW > {first} else WINDOW" in source
     assert launch._LOOKBACK_WINDOW[0] > first
+
+
+def test_a_bounded_walk_config_runs_unbounded_where_the_calls_rows_stay_within_the_limit():
+    """A bounded_walk config is kept apart because the bucket's longest rows would pass
+    LOOKBACK_MAX_SPANS spans; on a call whose rows make at most that many it runs whatever the
+    coefficients (like a winner within the limit), the first such one in the entry's order."""
+    span = validate_label("lookback/1x512/w1/s1/c1/2l")
+    short = validate_label("lookback/1x256/w1/s1/c1/2l")
+    limit = C.LOOKBACK_MAX_SPANS
+    for decay in (None, 1.0, 0.99):
+        assert C.bounded_walk_config((short, span), decay, 256 * limit) == short
+        assert C.bounded_walk_config((short, span), decay, 256 * limit + 1) == span
+        assert C.bounded_walk_config((short, span), decay, 512 * limit) == span
+        assert C.bounded_walk_config((short, span), decay, 512 * limit + 1) is None
+    assert C.bounded_walk_config((short, span), 0.95, 512 * limit + 1) == span  # bounded walk
 
 
 @pytest.mark.parametrize("est, gamma, lmbda, c_bar, bound", [

@@ -126,6 +126,9 @@ LOOKBACK_MAX_SPANS = 256
 # 0.99 (10k steps) 12.9 vs 12.2, 1 27.0 vs 12.3; discounted returns 6.8 vs 9.6 at 0.95. So the
 # tuner measures them too and keeps the faster ones apart (bounded_walk), for calls whose scalar
 # coefficients bound the walk so (bounded_walk_config); 8x262144 gained nothing even at 0.95.
+# They run too where the call's own rows stay within the limit though the bucket's longest do
+# not: the tuner's 8x65536 (256 spans of 256 steps; bucket to 131071 steps) has them 0.6-1.8 us
+# faster than its winner (twenty-first session's DB: GAE 6.5 vs 7.6, V-trace 7.3 vs 9.2).
 LOOKBACK_FIRST_WINDOW = 8
 _WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
 _UNDERFLOW_NATS = 150 * math.log(2)
@@ -264,8 +267,7 @@ def within_lookback_limit(config: Dict, T: int) -> Dict:
     look-back config whose rows would make more than ``LOOKBACK_MAX_SPANS`` spans runs as
     chunked spans of one chunk of the same tile (a row without resets would walk back over
     all of them)."""
-    if config.get("strategy") != "lookback" or \
-            _cdiv(T, config["BLOCK_T"]) <= LOOKBACK_MAX_SPANS:
+    if config.get("strategy") != "lookback" or spans_within_limit(config, T):
         return config
     return dict(config, strategy="chunked", CHUNKS_PER_SPAN=1)
 
@@ -293,13 +295,22 @@ def walk_decay_limit(config: Dict) -> float:
     return math.exp(-_UNDERFLOW_NATS / ((LOOKBACK_FIRST_WINDOW - 2) * config["BLOCK_T"]))
 
 
-def bounded_walk_config(bounded: Sequence[Dict], decay: Optional[float]) -> Optional[Dict]:
-    """The first of ``bounded`` (a DB entry's look-back configs beyond the span limit, fastest
-    first) whose walk ``decay`` bounds to its first window, else None."""
+def bounded_walk_config(bounded: Sequence[Dict], decay: Optional[float],
+                        T: int) -> Optional[Dict]:
+    """The first of ``bounded`` (a DB entry's look-back configs that may pass the span limit
+    in its bucket, fastest first) that may run on rows of ``T`` steps, else None: one whose
+    rows make at most ``LOOKBACK_MAX_SPANS`` spans (the limit every look-back config runs
+    under: the bucket's longer rows would pass it, the call's do not) or whose walk ``decay``
+    bounds to its first window."""
     for config in bounded:
-        if walk_fits_first_window(config, decay):
+        if spans_within_limit(config, T) or walk_fits_first_window(config, decay):
             return config
     return None
+
+
+def spans_within_limit(config: Dict, T: int) -> bool:
+    """Whether rows of ``T`` steps make at most ``LOOKBACK_MAX_SPANS`` spans of ``config``'s."""
+    return _cdiv(T, config["BLOCK_T"]) <= LOOKBACK_MAX_SPANS
 
 
 def label(config: Dict) -> str:
@@ -370,8 +381,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
     over warps (``_SPLIT_ROWS_FORWARD``). Look-back tiles that may make more spans a row than
     ``LOOKBACK_MAX_SPANS`` (``beyond_lookback_limit``) are measured too, for an entry's
-    ``bounded_walk``, where a scalar coefficient can bound the walk (not episodic sums, whose a
-    is 1, nor linear_scan's tensor a): they never take the winner's place."""
+    ``bounded_walk``: they never take the winner's place. For episodic sums (a is 1) and
+    linear_scan (a tensor a), whose walks no scalar coefficient bounds, only those within the
+    limit on the bucket's shortest rows (``T``), the calls they may run for."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -380,7 +392,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     two_level = estimator in BACKWARD and layout == "time_last"
     spanned = _spanned(N, T, layout)
     if estimator in _WALK_NEVER_BOUNDED:
-        spanned = [c for c in spanned if not beyond_lookback_limit(c, T)]
+        spanned = [c for c in spanned
+                   if c["strategy"] != "lookback" or spans_within_limit(c, T)]
     for c in _row_block(N, T, layout) + spanned:
         out.append(validate(c))
         if two_level and two_level_fits(c):
