@@ -333,7 +333,8 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
 
 
 @pytest.mark.parametrize("block_n, block_t, two_level", [(2, 16, False), (4, 32, False),
-                                                        (16, 16, False), (4, 32, True)])
+                                                        (16, 16, False), (32, 16, False),
+                                                        (4, 32, True)])
 @pytest.mark.parametrize("est", ["eligibility_traces", "episodic_cumsum", "gae", "vtrace"])
 def test_split_rows_of_one_input_row_a_program_match_reference_both_ways(
         backend, device, est, block_n, block_t, two_level, monkeypatch):

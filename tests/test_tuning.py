@@ -841,7 +841,8 @@ def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
             "row_block/16x256/w16/s1/2l/sp16"} <= labels
     labels = {C.label(c) for c in C.candidates("episodic_cumsum", 128, 16384, "time_last",
                                                "float32")}
-    assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16"} <= labels
+    assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16",
+            "row_block/16x512/w16/s1/sp16", "row_block/32x128/w32/s1/sp32"} <= labels
 
 
 def test_groups_of_8_and_16_are_candidates_for_16_bit_backward_time_last_calls_only():

@@ -170,8 +170,12 @@ _SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 128, 8, 8), (8, 256, 8, 8),
 # lane, so each tile row stays on its own warp. H200, fp32, forced (thirteenth session):
 # eligibility traces 128x16384 16x128/w16/sp16 10.2 us vs 11.4 (1x2048/w8), 256x8192 9.3 vs
 # 9.2; no gain at 512x4096 or 1024x8192. They win 15 buckets (fp32 and bf16, 128-1024 rows).
+# 32x128/w32 and 16x512/w16 as for backward scans, where at 128x16384 they come within 3% of
+# the winner or win (discounted returns 32x256/w32 9.96 us vs 9.69, lambda-returns 16x512/w16
+# 11.6 vs 12.2); eligibility traces and episodic sums there: 10.2-10.7 us against a floor of 5.9
+# with 16 warps at most (twenty-first session's DB; unmeasured as forward candidates yet).
 _SPLIT_ROWS_FORWARD = ((4, 128, 4, 4), (8, 128, 8, 8), (16, 128, 16, 16), (8, 256, 8, 8),
-                       (16, 256, 16, 16))
+                       (16, 256, 16, 16), (16, 512, 16, 16), (32, 128, 32, 32))
 _SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
