@@ -23,10 +23,13 @@ Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you 
 
 An entry may also hold ``bounded_walk``: look-back configs that would make more than
 ``configs.LOOKBACK_MAX_SPANS`` spans a row on the bucket's longer rows and beat the entry's
-winner on the tuner's data, fastest first. A call runs the first whose rows of the call's
-length make at most that many spans, or whose walk back its scalar coefficients end within the
-first window (``configs.walk_fits_first_window``), else the winner: on a row with no episode end
-and γ = λ = 1 a longer walk would go back to the row's start.
+winner on the tuner's data, fastest first, each with the ``walk_spans`` its walks may take
+(absent: the first window the kernel folds, 8 spans; 72 where the tuner found it at most 15%
+slower than the winner on rows without episode ends walking that far: ``tune.sweep.walk_reach``).
+A call runs the first whose rows of the call's length make at most that many spans, or whose
+walk back its scalar coefficients end within its ``walk_spans`` (``configs.walk_ends_within``),
+else the winner: on a row with no episode end and γ = λ = 1 a longer walk would go back to the
+row's start.
 
 :func:`which_config` answers which config a call would use, and where it came from.
 """
@@ -189,8 +192,8 @@ class ParsedDB(NamedTuple):
     entries: Dict[tuple, dict]            # entry_key -> normalised config, current hash only
     stale: List[str]                      # kernels whose source_hash differs from this rlscan's
     skipped: List[str]                    # why individual entries or sections were skipped
-    # entry_key -> the entry's bounded_walk configs, fastest first (entries that have one)
-    bounded: Dict[tuple, Tuple[dict, ...]]
+    # entry_key -> the entry's bounded_walk (config, walk_spans) pairs, fastest first
+    bounded: Dict[tuple, Tuple[Tuple[dict, int], ...]]
 
 
 def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
@@ -243,9 +246,11 @@ def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
     return ParsedDB(doc, entries, stale, skipped, bounded)
 
 
-def _bounded_walk(items) -> Tuple[dict, ...]:
-    """An entry's ``bounded_walk``: look-back configs beyond the span limit that were faster
-    than its winner, fastest first (``configs.bounded_walk_config`` picks one per call)."""
+def _bounded_walk(items) -> Tuple[Tuple[dict, int], ...]:
+    """An entry's ``bounded_walk``: (look-back config, walk_spans) pairs of configs beyond the
+    span limit that were faster than its winner, fastest first (``configs.bounded_walk_config``
+    picks one per call). ``walk_spans`` (one of ``configs.WALK_REACHES``; absent: the first
+    window) bounds the walks a call may make with it."""
     if not isinstance(items, list):
         raise ValueError(f"bounded_walk is not a list: {items!r}")
     out = []
@@ -254,7 +259,11 @@ def _bounded_walk(items) -> Tuple[dict, ...]:
         if config.get("strategy") != "lookback":
             raise ValueError(f"bounded_walk holds a {config.get('strategy')} config; expected "
                              f"look-back configs only")
-        out.append(config)
+        spans = item.get("walk_spans", _configs.LOOKBACK_FIRST_WINDOW)
+        if spans not in _configs.WALK_REACHES or isinstance(spans, bool):
+            raise ValueError(f"bounded_walk walk_spans={spans!r}; expected one of "
+                             f"{_configs.WALK_REACHES}")
+        out.append((config, spans))
     return tuple(out)
 
 
@@ -263,11 +272,11 @@ def _warn(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- the loaded index
-# slug -> entry key -> (config, source label, bounded_walk configs); built by load(), read by
-# select_config.
-_index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[dict, ...]]]] = {}
+# slug -> entry key -> (config, source label, bounded_walk (config, walk_spans) pairs); built
+# by load(), read by select_config.
+_index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[Tuple[dict, int], ...]]]] = {}
 # hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) ->
-# (config, bounded_walk configs) or None
+# (config, bounded_walk pairs) or None
 _cache: dict = {}
 _device_slugs: dict = {}
 _warned_missing: set = set()

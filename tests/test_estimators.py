@@ -504,9 +504,12 @@ def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, dev
 
 
 def _db_entry(monkeypatch, config, bounded=()):
-    """Every bucket's tuning-DB entry is ``config`` with ``bounded_walk`` ``bounded``."""
+    """Every bucket's tuning-DB entry is ``config`` with ``bounded_walk`` ``bounded`` (configs
+    whose walks may reach the first window)."""
+    from rlscan.kernels import configs
+    walk = tuple((c, configs.LOOKBACK_FIRST_WINDOW) for c in bounded)
     monkeypatch.setattr(tuning, "_cache", {})
-    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, tuple(bounded)))
+    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, walk))
 
 
 @pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [4]), (0.6, 0.5, [4]),

@@ -35,7 +35,7 @@ A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
 """
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 STRATEGIES = ("row_block", "chunked", "lookback")
 BACKWARD = ("gae", "lambda_returns", "discounted_returns", "vtrace", "retrace")
@@ -130,6 +130,17 @@ LOOKBACK_MAX_SPANS = 256
 # not: the tuner's 8x65536 (256 spans of 256 steps; bucket to 131071 steps) has them 0.6-1.8 us
 # faster than its winner (twenty-first session's DB: GAE 6.5 vs 7.6, V-trace 7.3 vs 9.2).
 LOOKBACK_FIRST_WINDOW = 8
+# Past the first window a walk goes on in windows of 64-256 spans (launch._LOOKBACK_WINDOW), and
+# what it costs is a step, not a slope: GAE 1x1048576 look-back 1x512/w1/2l on rows without
+# episode ends (eighteenth session) took 9.1 us at D = 0.95 (4 spans), 12.9 at 0.99 (20 spans),
+# 12.8 at 0.999 (~200 spans), 27.0 at 1, chunked 12.2-12.4 throughout; discounted returns 6.8 /
+# 10.7 / 10.6 / 26.2 vs 9.6-9.8; 1x256/w1/2l 17.1 at 0.99. So a bounded_walk config may also
+# run for walks that end within the first window and the narrowest wide one (SECOND_REACH spans)
+# where the tuner found its time on such rows, at the largest decay that allows, within
+# tune.sweep.WORST_MARGIN of the winner's (the entry's walk_spans): those calls without episode
+# ends pay at most that; with them (the grid's data) they run 25-35% faster (1x1048576).
+LOOKBACK_SECOND_REACH = LOOKBACK_FIRST_WINDOW + 64
+WALK_REACHES = (LOOKBACK_FIRST_WINDOW, LOOKBACK_SECOND_REACH)
 _WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
@@ -284,30 +295,42 @@ def beyond_lookback_limit(config: Dict, T: int) -> bool:
             and 2 * _cdiv(T, config["BLOCK_T"]) > LOOKBACK_MAX_SPANS)
 
 
+def walk_can_be_bounded(estimator: str) -> bool:
+    """Whether a scalar coefficient can bound ``estimator``'s look-back walks (not episodic
+    sums, whose a is 1, nor linear_scan's per-step a)."""
+    return estimator not in _WALK_NEVER_BOUNDED
+
+
 def walk_fits_first_window(config: Dict, decay: Optional[float]) -> bool:
     """Whether a look-back walk of ``config``'s spans ends inside the first window it folds on
     any row whose every per-step factor a has ``|a| <= decay``, episode ends or not: the
     composition of the spans walked is then an exact float32 0 within ``LOOKBACK_FIRST_WINDOW``
     spans. ``decay`` None (unknown: per-step γ or λ tensors) or NaN: never."""
-    return decay is not None and decay <= walk_decay_limit(config)
+    return walk_ends_within(config, decay, LOOKBACK_FIRST_WINDOW)
 
 
-def walk_decay_limit(config: Dict) -> float:
-    """The largest per-step ``|a|`` with which ``config``'s look-back walks end inside their
-    first window: products of it underflow within all but the window's last 2 spans (those
-    allow for each span's own product rounding to a tiny nonzero value)."""
-    return math.exp(-_UNDERFLOW_NATS / ((LOOKBACK_FIRST_WINDOW - 2) * config["BLOCK_T"]))
+def walk_ends_within(config: Dict, decay: Optional[float], spans: int) -> bool:
+    """:func:`walk_fits_first_window` for a walk of at most ``spans`` spans."""
+    return decay is not None and decay <= walk_decay_limit(config, spans)
 
 
-def bounded_walk_config(bounded: Sequence[Dict], decay: Optional[float],
+def walk_decay_limit(config: Dict, spans: int = LOOKBACK_FIRST_WINDOW) -> float:
+    """The largest per-step ``|a|`` with which ``config``'s look-back walks end within
+    ``spans`` spans (by default the first window): products of it underflow within all but the
+    last 2 of them (those allow for each span's own product rounding to a tiny nonzero
+    value)."""
+    return math.exp(-_UNDERFLOW_NATS / ((spans - 2) * config["BLOCK_T"]))
+
+
+def bounded_walk_config(bounded: Sequence[Tuple[Dict, int]], decay: Optional[float],
                         T: int) -> Optional[Dict]:
-    """The first of ``bounded`` (a DB entry's look-back configs that may pass the span limit
-    in its bucket, fastest first) that may run on rows of ``T`` steps, else None: one whose
-    rows make at most ``LOOKBACK_MAX_SPANS`` spans (the limit every look-back config runs
-    under: the bucket's longer rows would pass it, the call's do not) or whose walk ``decay``
-    bounds to its first window."""
-    for config in bounded:
-        if spans_within_limit(config, T) or walk_fits_first_window(config, decay):
+    """The first of ``bounded`` (a DB entry's ``(look-back config, walk_spans)`` pairs whose
+    configs may pass the span limit in its bucket, fastest first) that may run on rows of ``T``
+    steps, else None: one whose rows make at most ``LOOKBACK_MAX_SPANS`` spans (the limit every
+    look-back config runs under: the bucket's longer rows would pass it, the call's do not) or
+    whose walk ``decay`` ends within its ``walk_spans`` (``WALK_REACHES``)."""
+    for config, spans in bounded:
+        if spans_within_limit(config, T) or walk_ends_within(config, decay, spans):
             return config
     return None
 
