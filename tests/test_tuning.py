@@ -1058,6 +1058,11 @@ def test_a_bounded_walk_reaches_the_first_wide_window_where_its_worst_case_is_ne
     item = e["bounded_walk"][0]
     assert item.get("walk_spans") == (None if wrong else spans)
     assert tuning._bounded_walk([item]) == ((walk, spans),)   # as a call will read it
+    if not wrong:               # a cell's configs of one span length: the winner timed once
+        shared, timed[:] = {}, []
+        for _ in range(2):
+            sweep.walk_reach(cell, sets, winner, walk, fake_timer, shared)
+        assert timed == [C.label(chunked), C.label(walk), C.label(walk)]
 
 
 def test_no_episode_end_inputs_make_every_step_factor_the_decay():

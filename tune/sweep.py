@@ -126,17 +126,19 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
             best = us if best is None else min(best, us)
     winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
     heur = next((m for m in measured if m.label == hlabel), None)
-    reach = tuple(walk_reach(cell, sets, winner, m.config, timer) for m in bounded) \
-        if C.walk_can_be_bounded(cell.estimator) else ()
+    winner_times: dict = {}                     # decay -> the winner's time there
+    reach = tuple(walk_reach(cell, sets, winner, m.config, timer, winner_times)
+                  for m in bounded) if C.walk_can_be_bounded(cell.estimator) else ()
     return CellResult(cell, measured, winner, heur, floor_us, bounded, reach)
 
 
 def walk_reach(cell: grid.Cell, sets: Sequence[grid.Call], winner: Measured, config: dict,
-               timer: Callable) -> WalkReach:
+               timer: Callable, winner_times: Optional[dict] = None) -> WalkReach:
     """How far ``config`` (a bounded_walk look-back config) may walk: the second reach where, on
     ``sets`` without episode ends at the decay whose walks end within it, it gives the winner's
     results and takes at most ``WORST_MARGIN`` more time than the winner there; else the first
-    window."""
+    window. ``winner_times``: the winner's times by decay, shared by a cell's configs (configs
+    of one span length share the decay)."""
     beta = C.walk_decay_limit(config, C.LOOKBACK_SECOND_REACH)
     worst = [grid.without_episode_ends(s, beta) for s in sets]
 
@@ -150,7 +152,10 @@ def walk_reach(cell: grid.Cell, sets: Sequence[grid.Call], winner: Measured, con
         want = [o.double() for o in grid.time_last(runs(winner.config)(0), cell.layout)]
         if check(grid.time_last(runs(config)(0), cell.layout), want) is not None:
             return first
-        winner_us = float(timer(runs(winner.config), len(worst), winner.config))
+        winner_times = {} if winner_times is None else winner_times
+        if beta not in winner_times:
+            winner_times[beta] = float(timer(runs(winner.config), len(worst), winner.config))
+        winner_us = winner_times[beta]
         us = float(timer(runs(config), len(worst), config))
     except Exception:  # noqa: BLE001 - as a candidate that fails: it keeps the first window
         return first
