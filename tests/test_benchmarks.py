@@ -60,7 +60,6 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
             "| — | — | — |") in text
 
 
-
 def test_loop_pair_times_the_call_and_the_reference_in_turns(monkeypatch):
     """Each cell's loop and the bare launch beside it take turns (a rep of one, a rep of the
     other), so a host that slows down mid-cell slows both; each gets its own best rep."""

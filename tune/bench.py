@@ -76,15 +76,13 @@ def loop_us(fn, calls=200, reps=3):
 def loop_pair_us(fn, ref, calls=200, reps=3):
     """(fn's loop µs, ref's loop µs): ``calls`` eager calls between events, best of ``reps``,
     the two taking turns so that both see the host in the same state (``ref`` None: fn alone)."""
+    timed = [f for f in (fn, ref) if f is not None]
     best = {}
-    for f in (fn, ref):
-        if f is not None:
-            f()
+    for f in timed:
+        f()
     torch.cuda.synchronize()
     for _ in range(reps):
-        for f in (fn, ref):
-            if f is None:
-                continue
+        for f in timed:
             a, b = _events()
             a.record()
             for _ in range(calls):
