@@ -25,6 +25,14 @@ def rows_of(db):
             yield est, e
 
 
+def _walk_text(w: dict) -> str:
+    spans = w.get("walk_spans", configs.LOOKBACK_FIRST_WINDOW)
+    worst = (f"; no episode ends {w['worst_us']:.2f} / {w['winner_worst_us']:.2f}"
+             if "worst_us" in w else "")
+    return (f"{configs.label(w['config'])} {w['median_us']:.2f} "
+            f"(≤ {configs.walk_decay_limit(w['config'], spans):.4f}, {spans} spans{worst})")
+
+
 def report(db, seconds=None) -> str:
     rows = list(rows_of(db))
     dev, sw = db["device"], db["software"]
@@ -90,15 +98,16 @@ def report(db, seconds=None) -> str:
     if walks:
         out += ["", "## Look-back beyond 256 spans a row (`bounded_walk`)", "",
                 "Faster than the bucket's winner on the tuner's data, kept apart: a call runs the "
-                "first whose walk back its scalar coefficients end within the first window "
-                "(per-step |a| = γ, γ·λ or γ·λ·c̄ at most the limit; `configs.walk_decay_limit`).",
+                "first whose rows stay within 256 spans or whose walk back its scalar "
+                "coefficients end within its `walk_spans` (per-step |a| = γ, γ·λ or γ·λ·c̄ at "
+                "most the limit; `configs.walk_decay_limit`): the first window (8 spans), or 72 "
+                "where on rows without episode ends it took at most 15% more than the winner "
+                "(µs there: config / winner).",
                 "", "| estimator | dtype | rows | steps | winner µs | bounded walk: config µs "
                 "(|a| ≤ limit) |", "|---|---|---|---|---:|---|"]
         for est, e in sorted(walks, key=lambda r: (r[0], r[1]["dtype"], r[1]["rows"][0],
                                                    r[1]["steps"][0])):
-            alts = ", ".join(f"{configs.label(w['config'])} {w['median_us']:.2f} "
-                             f"(≤ {configs.walk_decay_limit(w['config']):.3f})"
-                             for w in e["bounded_walk"])
+            alts = ", ".join(_walk_text(w) for w in e["bounded_walk"])
             out.append(f"| {est} | {e['dtype']} | {e['rows'][0]}..{e['rows'][1]} | "
                        f"{e['steps'][0]}..{e['steps'][1]} | {e['median_us']:.2f} | {alts} |")
     return "\n".join(out) + "\n"

@@ -22,10 +22,14 @@ heuristic.
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
 An entry may also hold ``bounded_walk``: look-back configs that would make more than
-``configs.LOOKBACK_MAX_SPANS`` spans a row and beat the entry's winner on the tuner's data,
-fastest first. A call runs the first whose walk back its scalar coefficients end within the
-first window (``configs.walk_fits_first_window``), else the winner: on a row with no episode end
-and γ = λ = 1 such a walk would go back to the row's start.
+``configs.LOOKBACK_MAX_SPANS`` spans a row on the bucket's longer rows and beat the entry's
+winner on the tuner's data, fastest first, each with the ``walk_spans`` its walks may take
+(absent: the first window the kernel folds, 8 spans; 72 where the tuner found it at most 15%
+slower than the winner on rows without episode ends walking that far: ``tune.sweep.walk_reach``).
+A call runs the first whose rows of the call's length make at most that many spans, or whose
+walk back its scalar coefficients end within its ``walk_spans`` (``configs.walk_ends_within``),
+else the winner: on a row with no episode end and γ = λ = 1 a longer walk would go back to the
+row's start.
 
 :func:`which_config` answers which config a call would use, and where it came from.
 """
@@ -188,8 +192,8 @@ class ParsedDB(NamedTuple):
     entries: Dict[tuple, dict]            # entry_key -> normalised config, current hash only
     stale: List[str]                      # kernels whose source_hash differs from this rlscan's
     skipped: List[str]                    # why individual entries or sections were skipped
-    # entry_key -> the entry's bounded_walk configs, fastest first (entries that have one)
-    bounded: Dict[tuple, Tuple[dict, ...]]
+    # entry_key -> the entry's bounded_walk (config, walk_spans) pairs, fastest first
+    bounded: Dict[tuple, Tuple[Tuple[dict, int], ...]]
 
 
 def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
@@ -242,9 +246,11 @@ def parse_db(path: Path, expect_slug: Optional[str] = None) -> ParsedDB:
     return ParsedDB(doc, entries, stale, skipped, bounded)
 
 
-def _bounded_walk(items) -> Tuple[dict, ...]:
-    """An entry's ``bounded_walk``: look-back configs beyond the span limit that were faster
-    than its winner, fastest first (``configs.bounded_walk_config`` picks one per call)."""
+def _bounded_walk(items) -> Tuple[Tuple[dict, int], ...]:
+    """An entry's ``bounded_walk``: (look-back config, walk_spans) pairs of configs beyond the
+    span limit that were faster than its winner, fastest first (``configs.bounded_walk_config``
+    picks one per call). ``walk_spans`` (one of ``configs.WALK_REACHES``; absent: the first
+    window) bounds the walks a call may make with it."""
     if not isinstance(items, list):
         raise ValueError(f"bounded_walk is not a list: {items!r}")
     out = []
@@ -253,7 +259,11 @@ def _bounded_walk(items) -> Tuple[dict, ...]:
         if config.get("strategy") != "lookback":
             raise ValueError(f"bounded_walk holds a {config.get('strategy')} config; expected "
                              f"look-back configs only")
-        out.append(config)
+        spans = item.get("walk_spans", _configs.LOOKBACK_FIRST_WINDOW)
+        if spans not in _configs.WALK_REACHES or isinstance(spans, bool):
+            raise ValueError(f"bounded_walk walk_spans={spans!r}; expected one of "
+                             f"{_configs.WALK_REACHES}")
+        out.append((config, spans))
     return tuple(out)
 
 
@@ -262,11 +272,11 @@ def _warn(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- the loaded index
-# slug -> entry key -> (config, source label, bounded_walk configs); built by load(), read by
-# select_config.
-_index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[dict, ...]]]] = {}
+# slug -> entry key -> (config, source label, bounded_walk (config, walk_spans) pairs); built
+# by load(), read by select_config.
+_index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[Tuple[dict, int], ...]]]] = {}
 # hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) ->
-# (config, bounded_walk configs) or None
+# (config, bounded_walk pairs) or None
 _cache: dict = {}
 _device_slugs: dict = {}
 _warned_missing: set = set()
@@ -358,8 +368,9 @@ def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
 
 def select_config(pb: P.Problem) -> dict:
     """The launch config for ``pb``: its tuning-DB entry, else the heuristic for its shape.
-    Where the entry has a ``bounded_walk``, the first of those look-back configs whose walk
-    back ``pb``'s scalar coefficients bound (``P.decay_bound``) runs instead; an entry's
+    Where the entry has a ``bounded_walk``, the first of those look-back configs within the
+    span limit on ``pb``'s rows, or whose walk back ``pb``'s scalar coefficients bound
+    (``P.decay_bound``), runs instead; an entry's
     look-back config that would make more than ``configs.LOOKBACK_MAX_SPANS`` spans a row runs
     as chunked spans of the same tile (``configs.within_lookback_limit``: DBs tuned before the
     limit).
@@ -378,7 +389,7 @@ def select_config(pb: P.Problem) -> dict:
     if hit is None:
         return heuristic(pb.N, pb.T, not key[3])
     if hit[1]:
-        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb))
+        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
         if walk is not None:
             return walk
     return _configs.within_lookback_limit(hit[0], pb.T)
@@ -457,7 +468,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(None, "torch")
     hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
     if hit is not None:   # as select_config picks it
-        walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar))
+        walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
+                                            lay.T)
         return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,

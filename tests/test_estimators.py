@@ -333,7 +333,8 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
 
 
 @pytest.mark.parametrize("block_n, block_t, two_level", [(2, 16, False), (4, 32, False),
-                                                        (16, 16, False), (4, 32, True)])
+                                                        (16, 16, False), (32, 16, False),
+                                                        (4, 32, True)])
 @pytest.mark.parametrize("est", ["eligibility_traces", "episodic_cumsum", "gae", "vtrace"])
 def test_split_rows_of_one_input_row_a_program_match_reference_both_ways(
         backend, device, est, block_n, block_t, two_level, monkeypatch):
@@ -503,21 +504,27 @@ def test_a_tuned_lookback_with_too_many_spans_runs_as_chunked_spans(backend, dev
 
 
 def _db_entry(monkeypatch, config, bounded=()):
-    """Every bucket's tuning-DB entry is ``config`` with ``bounded_walk`` ``bounded``."""
+    """Every bucket's tuning-DB entry is ``config`` with ``bounded_walk`` ``bounded`` (configs
+    whose walks may reach the first window)."""
+    from rlscan.kernels import configs
+    walk = tuple((c, configs.LOOKBACK_FIRST_WINDOW) for c in bounded)
     monkeypatch.setattr(tuning, "_cache", {})
-    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, tuple(bounded)))
+    monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, walk))
 
 
 @pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [4]), (0.6, 0.5, [4]),
                                                   (0.5, 0.9, [1, 2]), (1.0, 1.0, [1, 2])])
 def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
         backend, device, gamma, lmbda, phases, monkeypatch):
-    """Beyond configs.LOOKBACK_MAX_SPANS spans a row, a DB entry's bounded_walk look-back config
-    runs when the call's scalar coefficients make the product of a underflow to 0 within the
-    first window of spans (GAE, 16-step spans: γ·λ = 0.3 does, 0.45 not), episode ends or not;
-    else the entry's winner runs. The results are the reference's either way."""
+    """Beyond configs.LOOKBACK_MAX_SPANS spans a row (32 here: 41 spans), a DB entry's
+    bounded_walk look-back config runs when the call's scalar coefficients make the product of
+    a underflow to 0 within the first window of spans (GAE, 16-step spans: γ·λ = 0.3 does,
+    0.45 not), episode ends or not; else the entry's winner runs. The results are the
+    reference's either way."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
+    from rlscan.kernels import configs
+    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
     phase = record_constexprs(monkeypatch, "PHASE")
     chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
     walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
@@ -525,6 +532,29 @@ def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
     T = 16 * 40 + 5
     kw, rk = make("gae", (2, T), seed=9, gamma=gamma, lmbda=lmbda)
     for flag in ("terminated", "truncated"):           # no episode end: the decay alone ends it
+        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
+    assert phase == phases
+
+
+@pytest.mark.parametrize("spans, phases", [(32, [4]), (33, [1, 2])])
+def test_a_bounded_walk_config_runs_on_rows_within_the_span_limit_whatever_the_coefficients(
+        backend, device, spans, phases, monkeypatch):
+    """An entry's bounded_walk config is kept apart for its bucket's longer rows; a call whose
+    rows make at most configs.LOOKBACK_MAX_SPANS spans (32 here) runs it even at γ = λ = 1 on
+    rows with no episode end, where every span walks back to the row's start, and matches the
+    reference; one span more and the entry's winner runs."""
+    if backend == "torch":
+        pytest.skip("the torch path has no spans")
+    from rlscan.kernels import configs
+    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
+    phase = record_constexprs(monkeypatch, "PHASE")
+    chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    _db_entry(monkeypatch, chunked, [walk])
+    T = 16 * (spans - 1) + 5
+    kw, rk = make("gae", (2, T), seed=11, gamma=1.0, lmbda=1.0)
+    for flag in ("terminated", "truncated"):
         kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
     assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
     assert phase == phases

@@ -38,6 +38,11 @@ def entry(N, T, config, dtype="float32", layout="time_last"):
             "steps": list(tuning.bucket(T)), "config": config, "median_us": 1.0}
 
 
+def first_window(*configs):
+    """bounded_walk pairs of ``configs`` whose walks may reach the first window."""
+    return tuple((c, C.LOOKBACK_FIRST_WINDOW) for c in configs)
+
+
 def doc(kernels, name=GPU, source_hash=None, schema=tuning.SCHEMA):
     h = source_hash or tuning.kernel_source_hash()
     return {"schema": schema, "device": {"name": name, "capability": [9, 0]},
@@ -482,11 +487,34 @@ def test_reselect_repicks_winners_and_bounded_walks_from_stored_timings(tmp_path
     assert entries[0]["bounded_walk"] == [{"config": longer, "median_us": 9.0},
                                           {"config": lookback, "median_us": 10.3}]
     assert entries[0]["candidates"] == 5
-    assert parsed.bounded[("gae", "float32", "time_last", 0, 20)] == (longer, lookback)
+    assert parsed.bounded[("gae", "float32", "time_last", 0, 20)] == first_window(longer, lookback)
     assert entries[1] == keep and "bounded_walk" not in entries[1]
     assert cli.main(["--reselect", str(path)]) == 0              # a second run: nothing to do
     assert capsys.readouterr().out == ""
     assert cli.main(["--reselect", str(tmp_path / "absent.json")]) == 2
+
+
+def test_reselect_keeps_a_measured_walk_reach_only_while_its_winner_stays():
+    """A bounded_walk item's walk_spans (and the times behind it) were measured against the
+    entry's winner: --reselect keeps them when the winner stays, drops them (the first window)
+    when another config wins."""
+    longer = validate_label("lookback/1x512/w1/s1/c1/2l")
+    chunked = validate_label("chunked/1x256/w1/s1/c2/2l")
+    other = validate_label("chunked/1x512/w1/s1/c1/2l")
+    reach = {"walk_spans": 72, "worst_us": 13.0, "winner_worst_us": 12.4}
+    item = {"config": longer, "median_us": 9.0, **reach}
+
+    def big(other_us):
+        timings = {C.label(longer): 9.0, C.label(chunked): 12.5, C.label(other): other_us}
+        return dict(entry(1, 1 << 20, chunked), shape=[1, 1 << 20], timings=timings,
+                    candidates=3, median_us=12.5, bounded_walk=[dict(item)])
+    same, changed = big(13.0), big(11.0)
+    document = doc({"gae": [same, changed]})
+    db.reselect(document)
+    same, changed = document["kernels"]["gae"]["entries"]
+    assert same["bounded_walk"] == [item]
+    assert changed["config"] == other
+    assert changed["bounded_walk"] == [{"config": longer, "median_us": 9.0}]
 
 
 def validate_label(text: str) -> dict:
@@ -648,6 +676,26 @@ def test_lookback_candidates_beyond_the_span_limit_are_told_apart():
     assert not C.beyond_lookback_limit(chunked, 1 << 20)              # only look-back walks
 
 
+def test_unbounded_walks_get_lookback_candidates_only_within_the_limit_on_the_shortest_rows():
+    """Episodic sums' a is 1 and linear_scan's a tensor: no coefficient bounds their walks, so a
+    look-back config may run only on rows within LOOKBACK_MAX_SPANS spans; the tuner measures
+    those that are on the bucket's shortest rows (its shape), chunked ones at any length."""
+    for est in ("episodic_cumsum", "linear_scan"):
+        for T in (32768, 65536, 262144, 1 << 20):
+            spanned = [c for c in C.candidates(est, 8, T, "time_last", "float32")
+                       if c["strategy"] != "row_block"]
+            looks = [c for c in spanned if c["strategy"] == "lookback"]
+            assert all(C.spans_within_limit(c, T) for c in looks), (est, T)
+            assert any(c["strategy"] == "chunked" for c in spanned), (est, T)
+            gae = [c for c in C.candidates("gae", 8, T, "time_last", "float32")
+                   if c["strategy"] == "lookback" and not c.get("TWO_LEVEL")]
+            assert looks == [c for c in gae if C.spans_within_limit(c, T)], (est, T)
+    # 8 x 65536: 256 spans of 256 steps, within the limit; the bucket's longer rows are not
+    assert any(c["BLOCK_T"] == 256 and C.beyond_lookback_limit(c, 65536) for c in
+               C.candidates("episodic_cumsum", 8, 65536, "time_last", "float32")
+               if c["strategy"] == "lookback")
+
+
 def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it():
     """float32 products of factors at most β reach an exact 0 ~150·ln 2 / -ln β steps back, plus
     up to two spans of rounding; a bounded_walk config runs only where that is within the first
@@ -662,10 +710,11 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
                        (None, False), (math.nan, False), (math.inf, False)):
         assert C.walk_fits_first_window(span, beta) is fits, beta
     assert C.walk_fits_first_window(short, 0.934) and not C.walk_fits_first_window(short, 0.95)
-    assert C.bounded_walk_config((short, span), 0.95) == span       # the first that fits
-    assert C.bounded_walk_config((short, span), 0.9) == short
-    assert C.bounded_walk_config((short, span), 0.99) is None
-    assert C.bounded_walk_config((), 0.5) is None
+    long, both = 1 << 20, first_window(short, span)                  # 2048+ spans a row
+    assert C.bounded_walk_config(both, 0.95, long) == span           # the first that fits
+    assert C.bounded_walk_config(both, 0.9, long) == short
+    assert C.bounded_walk_config(both, 0.99, long) is None
+    assert C.bounded_walk_config((), 0.5, long) is None
     # the rule's premise, in float32: 0.95 per step is an exact 0 within 6 spans of 512
     a = torch.full((6 * 512,), 0.95, dtype=torch.float32)
     assert float(torch.prod(a)) == 0.0 and float(torch.prod(a[:512])) > 0.0
@@ -676,6 +725,21 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
     first = C.LOOKBACK_FIRST_WINDOW
     assert f"FIRST: tl.constexpr = {first} if WINDOW > {first} else WINDOW" in source
     assert launch._LOOKBACK_WINDOW[0] > first
+
+
+def test_a_bounded_walk_config_runs_unbounded_where_the_calls_rows_stay_within_the_limit():
+    """A bounded_walk config is kept apart because the bucket's longest rows would pass
+    LOOKBACK_MAX_SPANS spans; on a call whose rows make at most that many it runs whatever the
+    coefficients (like a winner within the limit), the first such one in the entry's order."""
+    span = validate_label("lookback/1x512/w1/s1/c1/2l")
+    short = validate_label("lookback/1x256/w1/s1/c1/2l")
+    limit, both = C.LOOKBACK_MAX_SPANS, first_window(short, span)
+    for decay in (None, 1.0, 0.99):
+        assert C.bounded_walk_config(both, decay, 256 * limit) == short
+        assert C.bounded_walk_config(both, decay, 256 * limit + 1) == span
+        assert C.bounded_walk_config(both, decay, 512 * limit) == span
+        assert C.bounded_walk_config(both, decay, 512 * limit + 1) is None
+    assert C.bounded_walk_config(both, 0.95, 512 * limit + 1) == span   # a bounded walk
 
 
 @pytest.mark.parametrize("est, gamma, lmbda, c_bar, bound", [
@@ -805,7 +869,8 @@ def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
             "row_block/16x256/w16/s1/2l/sp16"} <= labels
     labels = {C.label(c) for c in C.candidates("episodic_cumsum", 128, 16384, "time_last",
                                                "float32")}
-    assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16"} <= labels
+    assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16",
+            "row_block/16x512/w16/s1/sp16", "row_block/32x128/w32/s1/sp32"} <= labels
 
 
 def test_groups_of_8_and_16_are_candidates_for_16_bit_backward_time_last_calls_only():
@@ -948,6 +1013,93 @@ def test_the_winner_is_within_the_span_limit_and_faster_lookbacks_beyond_it_are_
         [9.0, 10.3, 11.0, 11.5]
     assert "bounded_walk" not in sweep.entry(sweep.CellResult(cell, [chunked], chunked, None,
                                                               4.9))
+
+
+@pytest.mark.parametrize("walk_us, wrong, spans", [(11.0, False, 72), (11.5, False, 72),
+                                                   (11.6, False, 8), (9.0, True, 8)])
+def test_a_bounded_walk_reaches_the_first_wide_window_where_its_worst_case_is_near_the_winner(
+        walk_us, wrong, spans, monkeypatch):
+    """sweep.walk_reach times a bounded_walk config and the winner on the cell's input sets
+    without episode ends at the decay whose walks end within LOOKBACK_SECOND_REACH spans (every
+    set run): the config may serve walks that long where it gives the winner's results there and
+    takes at most WORST_MARGIN (15%) more time; else only the first window. The entry says so."""
+    assert C.LOOKBACK_SECOND_REACH == 72 and sweep.WORST_MARGIN == 0.15
+    cell = grid.Cell("gae", 2, 300, "float32", "time_last")
+    sets = [grid.place(grid.draw(cell, i), "time_last", "cpu") for i in range(2)]
+    chunked = validate_label("chunked/1x16/w1/s1/c1")
+    walk = validate_label("lookback/1x16/w1/s1/c1")
+    winner = sweep.Measured(chunked, C.label(chunked), 10.0, "ok")
+    real_run, seen = grid.run, []
+
+    def run(estimator, call):
+        from rlscan.kernels import launch
+        flags, gamma = call.args[-1], call.kwargs["gamma"]
+        seen.append((bool(flags.any()), gamma, call.kwargs["lmbda"]))
+        outs = real_run(estimator, call)
+        wrong_one = wrong and C.label(launch._forced) == C.label(walk)
+        return tuple(o + 1e-2 for o in outs) if wrong_one else outs
+    monkeypatch.setattr(grid, "run", run)
+    timed = []
+
+    def fake_timer(call, n_sets, config, cutoff_us=None):
+        for i in range(n_sets):
+            call(i)
+        timed.append(C.label(config))
+        return walk_us if config == walk else 10.0
+
+    reach = sweep.walk_reach(cell, sets, winner, walk, fake_timer)
+    beta = C.walk_decay_limit(walk, C.LOOKBACK_SECOND_REACH)
+    assert seen and set(seen) == {(False, beta, 1.0)}       # no episode end, a = beta
+    assert reach.spans == spans
+    assert (reach.worst_us, reach.winner_us) == ((None, None) if wrong else (walk_us, 10.0))
+    assert timed == ([] if wrong else [C.label(chunked), C.label(walk)])
+    e = sweep.entry(sweep.CellResult(cell, [winner], winner, None, 1.0,
+                                     (sweep.Measured(walk, C.label(walk), 9.0, "ok"),), (reach,)))
+    item = e["bounded_walk"][0]
+    assert item.get("walk_spans") == (None if wrong else spans)
+    assert tuning._bounded_walk([item]) == ((walk, spans),)   # as a call will read it
+    if not wrong:               # a cell's configs of one span length: the winner timed once
+        shared, timed[:] = {}, []
+        for _ in range(2):
+            sweep.walk_reach(cell, sets, winner, walk, fake_timer, shared)
+        assert timed == [C.label(chunked), C.label(walk), C.label(walk)]
+
+
+def test_no_episode_end_inputs_make_every_step_factor_the_decay():
+    """grid.without_episode_ends: the done flags cleared, γ = decay, λ = 1, importance ratios
+    1, so that P.decay_bound of the call is the decay and every step's a equals it."""
+    for est in ("gae", "vtrace", "retrace", "lambda_returns", "discounted_returns",
+                "eligibility_traces", "episodic_cumsum"):
+        call = grid.draw(grid.Cell(est, 3, 50, "float32", "time_last"), 0)
+        assert call.args[-1].any()                                  # the grid's episode ends
+        w = grid.without_episode_ends(call, 0.97)
+        assert not w.args[-1].any() and w.args[-1].dtype == call.args[-1].dtype
+        assert w.kwargs.get("gamma", 0.97) == 0.97 and w.kwargs.get("lmbda", 1.0) == 1.0
+        if "log_ratio" in call.kwargs:
+            assert not w.kwargs["log_ratio"].any()
+        assert call.args[-1].any()                                  # the original untouched
+    with pytest.raises(ValueError, match="linear_scan"):
+        grid.without_episode_ends(grid.draw(grid.Cell("linear_scan", 3, 50, "float32",
+                                                      "time_last"), 0), 0.9)
+
+
+def test_a_bounded_walk_config_serves_walks_up_to_its_walk_spans():
+    """A DB entry's bounded_walk pairs (config, walk_spans): with walk_spans at the second reach
+    a 512-step span config serves γ = 0.99 and 0.997 on 2**20-step rows (walks end within 72
+    spans), not 0.998; at the first window only up to ~0.967."""
+    span = validate_label("lookback/1x512/w1/s1/c1/2l")
+    long = 1 << 20
+    two = ((span, C.LOOKBACK_SECOND_REACH),)
+    assert C.walk_decay_limit(span, C.LOOKBACK_SECOND_REACH) == pytest.approx(0.99710, abs=1e-5)
+    for decay, reach_two, reach_one in ((0.95, True, True), (0.99, True, False),
+                                        (0.997, True, False), (0.998, False, False),
+                                        (None, False, False)):
+        assert (C.bounded_walk_config(two, decay, long) == span) is reach_two, decay
+        assert (C.bounded_walk_config(first_window(span), decay, long) == span) is reach_one
+    for bad in (9, True, "72"):
+        with pytest.raises(ValueError, match="walk_spans"):
+            tuning._bounded_walk([{"config": span, "walk_spans": bad}])
+    assert tuning._bounded_walk([{"config": span}]) == first_window(span)
 
 
 def test_sweep_stops_when_the_device_is_gone(monkeypatch):
@@ -1257,6 +1409,17 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     assert ("(`/2l`): row_block 3; under a register cap (`/rN`): r32 1; with groups of 8 or 16 "
             "steps a thread (`/g8`, `/g16`): float32 g8 1; with a row over several warps "
             "(`/spN`): sp2 1." in text)
+    walk = {"strategy": "lookback", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 1,
+            "num_stages": 1, "CHUNKS_PER_SPAN": 1}
+    long_rows = dict(entry([1, 1], 12.5, 4.9, 12.5), steps=[1 << 20, (1 << 21) - 1],
+                     bounded_walk=[{"config": walk, "median_us": 8.5, "walk_spans": 72,
+                                    "worst_us": 13.1, "winner_worst_us": 12.4},
+                                   {"config": dict(walk, BLOCK_T=256), "median_us": 9.0}])
+    db["kernels"]["gae"]["entries"].append(long_rows)
+    text = _benchmark_script("tune_report").report(db)
+    assert ("| gae | float32 | 1..1 | 1048576..2097151 | 12.50 | lookback/1x512/w1/s1/c1 8.50 "
+            "(≤ 0.9971, 72 spans; no episode ends 13.10 / 12.40), lookback/1x256/w1/s1/c1 9.00 "
+            "(≤ 0.9345, 8 spans) |") in text
 
 
 def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():

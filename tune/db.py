@@ -149,11 +149,18 @@ def reselect(doc: dict) -> List[str]:
                                f"entry removed")
                 continue
             old = configs.label(e["config"])
+            # a bounded_walk config's measured reach holds while the winner it was measured
+            # against stays (sweep.walk_reach); else it falls back to the first window
+            reach = {} if winner.label != old else {
+                configs.label(w["config"]): {k: w[k] for k in sweep.REACH_FIELDS if k in w}
+                for w in e.get("bounded_walk", []) if isinstance(w, dict)
+                and isinstance(w.get("config"), dict)}
             if winner.label != old:
                 changes.append(f"{where}: {old} {e['median_us']} us -> {winner.label} "
                                f"{winner.us} us")
                 e["config"], e["median_us"] = dict(winner.config), winner.us
-            walk = [{"config": dict(m.config), "median_us": m.us} for m in bounded]
+            walk = [{"config": dict(m.config), "median_us": m.us, **reach.get(m.label, {})}
+                    for m in bounded]
             if walk != e.get("bounded_walk", []):
                 changes.append(f"{where}: bounded_walk " + (", ".join(
                     f"{m.label} {m.us} us" for m in bounded) or "none"))

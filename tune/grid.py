@@ -158,6 +158,24 @@ def place(call: Call, layout: str, device) -> Call:
     return out
 
 
+def without_episode_ends(call: Call, decay: float) -> Call:
+    """``call`` (any layout, any device) with no episode end and every per-step factor a equal
+    to ``decay``: the done flags (its last positional argument) cleared, γ = ``decay``, λ = 1,
+    importance ratios 1 (``log_ratio`` 0). The longest look-back walks that a call whose
+    scalar coefficients bound a to ``decay`` can make (the tuner's worst case for a
+    ``bounded_walk`` config, tune.sweep). Not for linear_scan, whose a is a tensor."""
+    if "init" in call.kwargs:
+        raise ValueError("without_episode_ends: linear_scan's a is a per-step input")
+    args = call.args[:-1] + (torch.zeros_like(call.args[-1]),)
+    kwargs = dict(call.kwargs)
+    for k, v in (("gamma", decay), ("lmbda", 1.0)):
+        if k in kwargs:
+            kwargs[k] = v
+    if "log_ratio" in kwargs:
+        kwargs["log_ratio"] = torch.zeros_like(kwargs["log_ratio"])
+    return Call(args, kwargs)
+
+
 def run(estimator: str, call: Call) -> Tuple[torch.Tensor, ...]:
     """Call the public function; always a tuple of outputs."""
     out = getattr(rlscan, estimator)(*call.args, **call.kwargs)

@@ -23,6 +23,12 @@ RTOL = ATOL = 1e-4
 # look-back configs beyond the span limit an entry keeps (bounded_walk): a call takes the first
 # whose walk its coefficients bound, and longer spans are bounded more often (configs.py)
 BOUNDED_WALK_KEPT = 4
+# A bounded_walk config may serve walks up to configs.LOOKBACK_SECOND_REACH spans where, on rows
+# without episode ends at the largest decay that allows, it takes at most this much more than
+# the winner: what such calls may lose, against the 25-35% that calls with episode ends gain
+# (GAE / discounted returns 1x1048576, 1x512/w1/2l at γ = 0.99 without them: +6% / +10% over
+# chunked; with the grid's episode ends 7-8 us vs 10.3; eighteenth and twenty-first sessions).
+WORST_MARGIN = 0.15
 
 
 class SweepAborted(RuntimeError):
@@ -36,6 +42,12 @@ class Measured(NamedTuple):
     status: str                # "ok", "rejected: <why>", "failed: <error>"
 
 
+class WalkReach(NamedTuple):
+    spans: int                   # configs.WALK_REACHES: the longest walk a call may make with it
+    worst_us: Optional[float]    # its time on rows without episode ends (grid.without_episode_
+    winner_us: Optional[float]   # ends, at the second reach's decay), and the winner's there
+
+
 class CellResult(NamedTuple):
     cell: grid.Cell
     measured: List[Measured]
@@ -44,6 +56,7 @@ class CellResult(NamedTuple):
     floor_us: Optional[float]
     # look-back configs beyond the span limit that beat the winner, fastest first
     bounded_walk: Tuple[Measured, ...] = ()
+    walk_reach: Tuple[WalkReach, ...] = ()      # one per bounded_walk config (where measured)
 
 
 def check(outputs, refs) -> Optional[str]:
@@ -113,7 +126,41 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
             best = us if best is None else min(best, us)
     winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
     heur = next((m for m in measured if m.label == hlabel), None)
-    return CellResult(cell, measured, winner, heur, floor_us, bounded)
+    winner_times: dict = {}                     # decay -> the winner's time there
+    reach = tuple(walk_reach(cell, sets, winner, m.config, timer, winner_times)
+                  for m in bounded) if C.walk_can_be_bounded(cell.estimator) else ()
+    return CellResult(cell, measured, winner, heur, floor_us, bounded, reach)
+
+
+def walk_reach(cell: grid.Cell, sets: Sequence[grid.Call], winner: Measured, config: dict,
+               timer: Callable, winner_times: Optional[dict] = None) -> WalkReach:
+    """How far ``config`` (a bounded_walk look-back config) may walk: the second reach where, on
+    ``sets`` without episode ends at the decay whose walks end within it, it gives the winner's
+    results and takes at most ``WORST_MARGIN`` more time than the winner there; else the first
+    window. ``winner_times``: the winner's times by decay, shared by a cell's configs (configs
+    of one span length share the decay)."""
+    beta = C.walk_decay_limit(config, C.LOOKBACK_SECOND_REACH)
+    worst = [grid.without_episode_ends(s, beta) for s in sets]
+
+    def runs(cfg):
+        def call(i):
+            with force_config(**cfg):
+                return grid.run(cell.estimator, worst[i])
+        return call
+    first = WalkReach(C.LOOKBACK_FIRST_WINDOW, None, None)
+    try:
+        want = [o.double() for o in grid.time_last(runs(winner.config)(0), cell.layout)]
+        if check(grid.time_last(runs(config)(0), cell.layout), want) is not None:
+            return first
+        winner_times = {} if winner_times is None else winner_times
+        if beta not in winner_times:
+            winner_times[beta] = float(timer(runs(winner.config), len(worst), winner.config))
+        winner_us = winner_times[beta]
+        us = float(timer(runs(config), len(worst), config))
+    except Exception:  # noqa: BLE001 - as a candidate that fails: it keeps the first window
+        return first
+    spans = C.LOOKBACK_SECOND_REACH if us <= winner_us * (1 + WORST_MARGIN) else first.spans
+    return WalkReach(spans, round(us, 3), round(winner_us, 3))
 
 
 def pick(ok: Sequence[Measured], T: int) -> Tuple[Optional[Measured], Tuple[Measured, ...]]:
@@ -145,9 +192,21 @@ def entry(r: CellResult) -> Optional[dict]:
         "candidates": len(r.measured),
         "timings": {m.label: round(m.us, 3) if m.us is not None else m.status
                     for m in r.measured},
-        **({"bounded_walk": [{"config": dict(m.config), "median_us": round(m.us, 3)}
-                             for m in r.bounded_walk]} if r.bounded_walk else {}),
+        **({"bounded_walk": [{"config": dict(m.config), "median_us": round(m.us, 3),
+                              **_reach_fields(r.walk_reach[i] if i < len(r.walk_reach) else None)}
+                             for i, m in enumerate(r.bounded_walk)]} if r.bounded_walk else {}),
     }
+
+
+REACH_FIELDS = ("walk_spans", "worst_us", "winner_worst_us")
+
+
+def _reach_fields(reach: Optional[WalkReach]) -> dict:
+    """A bounded_walk item's walk_spans and the two times behind it (none where not measured:
+    the first window)."""
+    if reach is None or reach.worst_us is None:
+        return {}
+    return dict(zip(REACH_FIELDS, (reach.spans, reach.worst_us, reach.winner_us)))
 
 
 def _bucket(n: int):

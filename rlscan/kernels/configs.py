@@ -35,7 +35,7 @@ A new strategy adds its name to ``STRATEGIES`` and its space to ``candidates``.
 This module imports neither torch nor triton: ``import rlscan`` checks DB entries with it.
 """
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 STRATEGIES = ("row_block", "chunked", "lookback")
 BACKWARD = ("gae", "lambda_returns", "discounted_returns", "vtrace", "retrace")
@@ -126,7 +126,21 @@ LOOKBACK_MAX_SPANS = 256
 # 0.99 (10k steps) 12.9 vs 12.2, 1 27.0 vs 12.3; discounted returns 6.8 vs 9.6 at 0.95. So the
 # tuner measures them too and keeps the faster ones apart (bounded_walk), for calls whose scalar
 # coefficients bound the walk so (bounded_walk_config); 8x262144 gained nothing even at 0.95.
+# They run too where the call's own rows stay within the limit though the bucket's longest do
+# not: the tuner's 8x65536 (256 spans of 256 steps; bucket to 131071 steps) has them 0.6-1.8 us
+# faster than its winner (twenty-first session's DB: GAE 6.5 vs 7.6, V-trace 7.3 vs 9.2).
 LOOKBACK_FIRST_WINDOW = 8
+# Past the first window a walk goes on in windows of 64-256 spans (launch._LOOKBACK_WINDOW), and
+# what it costs is a step, not a slope: GAE 1x1048576 look-back 1x512/w1/2l on rows without
+# episode ends (eighteenth session) took 9.1 us at D = 0.95 (4 spans), 12.9 at 0.99 (20 spans),
+# 12.8 at 0.999 (~200 spans), 27.0 at 1, chunked 12.2-12.4 throughout; discounted returns 6.8 /
+# 10.7 / 10.6 / 26.2 vs 9.6-9.8; 1x256/w1/2l 17.1 at 0.99. So a bounded_walk config may also
+# run for walks that end within the first window and the narrowest wide one (SECOND_REACH spans)
+# where the tuner found its time on such rows, at the largest decay that allows, within
+# tune.sweep.WORST_MARGIN of the winner's (the entry's walk_spans): those calls without episode
+# ends pay at most that; with them (the grid's data) they run 25-35% faster (1x1048576).
+LOOKBACK_SECOND_REACH = LOOKBACK_FIRST_WINDOW + 64
+WALK_REACHES = (LOOKBACK_FIRST_WINDOW, LOOKBACK_SECOND_REACH)
 _WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
@@ -167,8 +181,12 @@ _SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 128, 8, 8), (8, 256, 8, 8),
 # lane, so each tile row stays on its own warp. H200, fp32, forced (thirteenth session):
 # eligibility traces 128x16384 16x128/w16/sp16 10.2 us vs 11.4 (1x2048/w8), 256x8192 9.3 vs
 # 9.2; no gain at 512x4096 or 1024x8192. They win 15 buckets (fp32 and bf16, 128-1024 rows).
+# 32x128/w32 and 16x512/w16 as for backward scans, where at 128x16384 they come within 3% of
+# the winner or win (discounted returns 32x256/w32 9.96 us vs 9.69, lambda-returns 16x512/w16
+# 11.6 vs 12.2); eligibility traces and episodic sums there: 10.2-10.7 us against a floor of 5.9
+# with 16 warps at most (twenty-first session's DB; unmeasured as forward candidates yet).
 _SPLIT_ROWS_FORWARD = ((4, 128, 4, 4), (8, 128, 8, 8), (16, 128, 16, 16), (8, 256, 8, 8),
-                       (16, 256, 16, 16))
+                       (16, 256, 16, 16), (16, 512, 16, 16), (32, 128, 32, 32))
 _SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
 _GROUP8_16BIT = (("row_block", 2, 128, 1, None), ("row_block", 4, 128, 2, None),
                  ("row_block", 2, 256, 2, None), ("row_block", 1, 256, 1, None),
@@ -264,8 +282,7 @@ def within_lookback_limit(config: Dict, T: int) -> Dict:
     look-back config whose rows would make more than ``LOOKBACK_MAX_SPANS`` spans runs as
     chunked spans of one chunk of the same tile (a row without resets would walk back over
     all of them)."""
-    if config.get("strategy") != "lookback" or \
-            _cdiv(T, config["BLOCK_T"]) <= LOOKBACK_MAX_SPANS:
+    if config.get("strategy") != "lookback" or spans_within_limit(config, T):
         return config
     return dict(config, strategy="chunked", CHUNKS_PER_SPAN=1)
 
@@ -278,28 +295,49 @@ def beyond_lookback_limit(config: Dict, T: int) -> bool:
             and 2 * _cdiv(T, config["BLOCK_T"]) > LOOKBACK_MAX_SPANS)
 
 
+def walk_can_be_bounded(estimator: str) -> bool:
+    """Whether a scalar coefficient can bound ``estimator``'s look-back walks (not episodic
+    sums, whose a is 1, nor linear_scan's per-step a)."""
+    return estimator not in _WALK_NEVER_BOUNDED
+
+
 def walk_fits_first_window(config: Dict, decay: Optional[float]) -> bool:
     """Whether a look-back walk of ``config``'s spans ends inside the first window it folds on
     any row whose every per-step factor a has ``|a| <= decay``, episode ends or not: the
     composition of the spans walked is then an exact float32 0 within ``LOOKBACK_FIRST_WINDOW``
     spans. ``decay`` None (unknown: per-step γ or λ tensors) or NaN: never."""
-    return decay is not None and decay <= walk_decay_limit(config)
+    return walk_ends_within(config, decay, LOOKBACK_FIRST_WINDOW)
 
 
-def walk_decay_limit(config: Dict) -> float:
-    """The largest per-step ``|a|`` with which ``config``'s look-back walks end inside their
-    first window: products of it underflow within all but the window's last 2 spans (those
-    allow for each span's own product rounding to a tiny nonzero value)."""
-    return math.exp(-_UNDERFLOW_NATS / ((LOOKBACK_FIRST_WINDOW - 2) * config["BLOCK_T"]))
+def walk_ends_within(config: Dict, decay: Optional[float], spans: int) -> bool:
+    """:func:`walk_fits_first_window` for a walk of at most ``spans`` spans."""
+    return decay is not None and decay <= walk_decay_limit(config, spans)
 
 
-def bounded_walk_config(bounded: Sequence[Dict], decay: Optional[float]) -> Optional[Dict]:
-    """The first of ``bounded`` (a DB entry's look-back configs beyond the span limit, fastest
-    first) whose walk ``decay`` bounds to its first window, else None."""
-    for config in bounded:
-        if walk_fits_first_window(config, decay):
+def walk_decay_limit(config: Dict, spans: int = LOOKBACK_FIRST_WINDOW) -> float:
+    """The largest per-step ``|a|`` with which ``config``'s look-back walks end within
+    ``spans`` spans (by default the first window): products of it underflow within all but the
+    last 2 of them (those allow for each span's own product rounding to a tiny nonzero
+    value)."""
+    return math.exp(-_UNDERFLOW_NATS / ((spans - 2) * config["BLOCK_T"]))
+
+
+def bounded_walk_config(bounded: Sequence[Tuple[Dict, int]], decay: Optional[float],
+                        T: int) -> Optional[Dict]:
+    """The first of ``bounded`` (a DB entry's ``(look-back config, walk_spans)`` pairs whose
+    configs may pass the span limit in its bucket, fastest first) that may run on rows of ``T``
+    steps, else None: one whose rows make at most ``LOOKBACK_MAX_SPANS`` spans (the limit every
+    look-back config runs under: the bucket's longer rows would pass it, the call's do not) or
+    whose walk ``decay`` ends within its ``walk_spans`` (``WALK_REACHES``)."""
+    for config, spans in bounded:
+        if spans_within_limit(config, T) or walk_ends_within(config, decay, spans):
             return config
     return None
+
+
+def spans_within_limit(config: Dict, T: int) -> bool:
+    """Whether rows of ``T`` steps make at most ``LOOKBACK_MAX_SPANS`` spans of ``config``'s."""
+    return _cdiv(T, config["BLOCK_T"]) <= LOOKBACK_MAX_SPANS
 
 
 def label(config: Dict) -> str:
@@ -370,8 +408,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
     over warps (``_SPLIT_ROWS_FORWARD``). Look-back tiles that may make more spans a row than
     ``LOOKBACK_MAX_SPANS`` (``beyond_lookback_limit``) are measured too, for an entry's
-    ``bounded_walk``, where a scalar coefficient can bound the walk (not episodic sums, whose a
-    is 1, nor linear_scan's tensor a): they never take the winner's place."""
+    ``bounded_walk``: they never take the winner's place. For episodic sums (a is 1) and
+    linear_scan (a tensor a), whose walks no scalar coefficient bounds, only those within the
+    limit on the bucket's shortest rows (``T``), the calls they may run for."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -380,7 +419,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     two_level = estimator in BACKWARD and layout == "time_last"
     spanned = _spanned(N, T, layout)
     if estimator in _WALK_NEVER_BOUNDED:
-        spanned = [c for c in spanned if not beyond_lookback_limit(c, T)]
+        spanned = [c for c in spanned
+                   if c["strategy"] != "lookback" or spans_within_limit(c, T)]
     for c in _row_block(N, T, layout) + spanned:
         out.append(validate(c))
         if two_level and two_level_fits(c):
