@@ -512,6 +512,23 @@ def _db_entry(monkeypatch, config, bounded=()):
     monkeypatch.setattr(tuning, "_resolve", lambda pb, key: (config, walk))
 
 
+def _gae_through_a_bounded_walk_entry(monkeypatch, device, T, seed, gamma, lmbda):
+    """GAE on 2 rows of ``T`` steps without episode ends, with configs.LOOKBACK_MAX_SPANS 32 and
+    every DB entry chunked 1x16 holding the look-back 1x16 as its bounded_walk: checks the
+    results against the reference and returns the PHASE constexprs launched (look-back: [4];
+    chunked: [1, 2])."""
+    from rlscan.kernels import configs
+    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
+    phase = record_constexprs(monkeypatch, "PHASE")
+    tile = dict(BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
+    _db_entry(monkeypatch, dict(strategy="chunked", **tile), [dict(strategy="lookback", **tile)])
+    kw, rk = make("gae", (2, T), seed=seed, gamma=gamma, lmbda=lmbda)
+    for flag in ("terminated", "truncated"):       # no episode end: only the decay ends a walk
+        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
+    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
+    return phase
+
+
 @pytest.mark.parametrize("gamma, lmbda, phases", [(0.3, 1.0, [4]), (0.6, 0.5, [4]),
                                                   (0.5, 0.9, [1, 2]), (1.0, 1.0, [1, 2])])
 def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
@@ -523,18 +540,8 @@ def test_a_bounded_walk_config_runs_where_the_coefficients_end_every_walk_early(
     reference's either way."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
-    from rlscan.kernels import configs
-    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
-    phase = record_constexprs(monkeypatch, "PHASE")
-    chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    _db_entry(monkeypatch, chunked, [walk])
-    T = 16 * 40 + 5
-    kw, rk = make("gae", (2, T), seed=9, gamma=gamma, lmbda=lmbda)
-    for flag in ("terminated", "truncated"):           # no episode end: the decay alone ends it
-        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
-    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
-    assert phase == phases
+    assert _gae_through_a_bounded_walk_entry(monkeypatch, device, 16 * 40 + 5, 9, gamma,
+                                             lmbda) == phases
 
 
 @pytest.mark.parametrize("spans, phases", [(32, [4]), (33, [1, 2])])
@@ -546,18 +553,8 @@ def test_a_bounded_walk_config_runs_on_rows_within_the_span_limit_whatever_the_c
     reference; one span more and the entry's winner runs."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
-    from rlscan.kernels import configs
-    monkeypatch.setattr(configs, "LOOKBACK_MAX_SPANS", 32)
-    phase = record_constexprs(monkeypatch, "PHASE")
-    chunked = dict(strategy="chunked", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    walk = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1)
-    _db_entry(monkeypatch, chunked, [walk])
-    T = 16 * (spans - 1) + 5
-    kw, rk = make("gae", (2, T), seed=11, gamma=1.0, lmbda=1.0)
-    for flag in ("terminated", "truncated"):
-        kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
-    assert_matches(call("gae", kw, device), reference("gae", rk), T=T)
-    assert phase == phases
+    assert _gae_through_a_bounded_walk_entry(monkeypatch, device, 16 * (spans - 1) + 5, 11,
+                                             1.0, 1.0) == phases
 
 
 def test_lookback_workspace_stays_clean_call_after_call(backend, device, monkeypatch):
