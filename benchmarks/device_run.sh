@@ -37,6 +37,8 @@
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
 #                                              # with the process pinned to each of CORES in
 #                                              # turn, then host_cost.py (~2.5 min)
+#   bash benchmarks/device_run.sh eager-profile # long-horizon eager calls profiled; a first launch
+#                                              # as a programmatic dependent one (~4 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -132,6 +134,14 @@ probes)
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/launch_cost_probe.py --constexprs 22 --counts 0,47 2>&1 | grep -v "Warn\|_warn"
   timeout 120 python3 $R/benchmarks/host_cost.py --shapes 4096x128,8x65536 2>&1 | grep -v "Warn\|_warn" ;;
+eager-profile)
+  # where a long-horizon eager call's time goes (eager_profile.py: loop, enqueue, full, device,
+  # then a kineto trace's per-call summary), then what a call's first launch would save as a
+  # programmatic dependent one (pdl_first_probe.py, a streaming kernel in a graph) (~4 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  timeout 100 python3 $R/benchmarks/pdl_first_probe.py 2>&1 | grep -v "Warn\|_warn" | tee $OUT/pdl_first.txt
+  timeout ${PROFILE_S:-300} python3 $R/benchmarks/eager_profile.py ${PROFILE_ARGS:-} 2>&1 | grep -v "Warn\|_warn" > $OUT/eager_profile.txt
+  tail -8 $OUT/eager_profile.txt ;;
 pdl-ab)
   # later launches of a call (look-back after its fill, chunked carry pass and fix-up) as
   # programmatic dependent ones or plain, on the tuned configs and a forced look-back tile
