@@ -12,7 +12,8 @@ tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
 times every config twice, its later launches programmatic dependent ones and plain ones
-(``name=PDL/plain``). ``--fill-ab`` times every config five times: look-back on its stream's
+(``name=PDL/plain``); ``--pdl-first-ab`` times it with the call's first launch a programmatic
+dependent one and a plain one (``name=first-PDL/first-plain``). ``--fill-ab`` times every config five times: look-back on its stream's
 persistent workspace (as shipped: no fill, kernels/lookback_state.py), then on a workspace of
 the call's own filled by rlscan's fill kernel (the scan a programmatic dependent launch), by
 torch's ``fill_`` (a kernel), by the driver's ``cuMemsetD8Async`` (a memset node in the graph),
@@ -150,6 +151,8 @@ def main(argv=None) -> int:
                         "(launch._DESCEND_TIME_MAJOR off)")
     p.add_argument("--pdl-ab", action="store_true",
                    help="each config with and without programmatic dependent launches")
+    p.add_argument("--pdl-first-ab", action="store_true",
+                   help="each config with its first launch programmatic dependent and plain")
     p.add_argument("--fill-ab", action="store_true",
                    help="each config with and without its look-back fill (results wrong)")
     p.add_argument("--stale-db", action="store_true",
@@ -199,13 +202,15 @@ def main(argv=None) -> int:
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
             timed, shipped_pdl, shipped_run = [], launch._PDL, launch._run
-            shipped_acquire = lookback_state.acquire
-            variants = [(pdl, "persistent")
+            shipped_acquire, shipped_first = lookback_state.acquire, launch._PDL_FIRST
+            variants = [(pdl, "persistent", shipped_first)
                         for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,))]
+            if args.pdl_first_ab:
+                variants = [(shipped_pdl, "persistent", first) for first in (True, False)]
             if args.fill_ab:
-                variants += [(shipped_pdl, how) for how in _FILLS[1:]]
-            for pdl, how in variants:
-                launch._PDL = pdl
+                variants += [(shipped_pdl, how, shipped_first) for how in _FILLS[1:]]
+            for pdl, how, first_pdl in variants:
+                launch._PDL, launch._PDL_FIRST = pdl, first_pdl
                 launch._run = _fill_by(shipped_run, how)
                 lookback_state.acquire = shipped_acquire if how == "persistent" else \
                     (lambda *a: None)
@@ -218,8 +223,9 @@ def main(argv=None) -> int:
                     continue
                 first = out if first is None else first
                 bad = (out - first).abs().max().item() > 1e-3
-                timed.append(f"{us:.1f}" + ("!" if bad else ""))
+                timed.append(f"{us:.2f}" + ("!" if bad else ""))
             launch._PDL, launch._run = shipped_pdl, shipped_run
+            launch._PDL_FIRST = shipped_first
             lookback_state.acquire = shipped_acquire
             parts.append(f"{name}=" + "/".join(timed))
         mode = (" " + "/".join(_FILLS) if args.fill_ab else "") + \

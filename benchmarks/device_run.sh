@@ -39,6 +39,7 @@
 #                                              # turn, then host_cost.py (~2.5 min)
 #   bash benchmarks/device_run.sh eager-profile # long-horizon eager calls profiled; a first launch
 #                                              # as a programmatic dependent one (~4 min)
+#   bash benchmarks/device_run.sh pdl-first-ab # first launches dependent vs plain, stale DB (~4 min)
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
@@ -142,6 +143,17 @@ eager-profile)
   timeout 100 python3 $R/benchmarks/pdl_first_probe.py 2>&1 | grep -v "Warn\|_warn" | tee $OUT/pdl_first.txt
   timeout ${PROFILE_S:-300} python3 $R/benchmarks/eager_profile.py ${PROFILE_ARGS:-} 2>&1 | grep -v "Warn\|_warn" > $OUT/eager_profile.txt
   tail -8 $OUT/eager_profile.txt ;;
+pdl-first-ab)
+  # a call's first launch as a programmatic dependent one vs plain, on the stale DB's configs
+  # (the kernel edit that adds its wait), the grid's small cells; the GPU tests it touches first
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  (cd $R/tests && timeout 200 python3 -m pytest . -m gpu -q -p no:cacheprovider -o addopts="" \
+    -k "back_to_back or capture or persistent or matches_float64 or programmatic" 2>&1 | tail -4)
+  for e in ${ESTIMATORS:-discounted_returns gae lambda_returns vtrace retrace eligibility_traces episodic_cumsum}; do
+    timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e --stale-db --pdl-first-ab \
+      --shapes ${SHAPES:-64x512,4096x128,16384x128,4096x512,512x4096,256x8192,128x16384,8x65536,32x32768,8x262144,1x1048576} \
+      --configs tuned 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/pdl_first_ab.txt
+  done ;;
 pdl-ab)
   # later launches of a call (look-back after its fill, chunked carry pass and fix-up) as
   # programmatic dependent ones or plain, on the tuned configs and a forced look-back tile

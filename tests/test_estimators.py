@@ -594,56 +594,17 @@ def test_lookback_window_covers_the_row_within_its_bounds():
     assert [launch._lookback_window(k) for k in ks] == [lo, lo, lo, 2 * lo, hi, hi, hi, hi]
 
 
+@pytest.mark.parametrize("first", [True, False], ids=["first-dependent", "first-plain"])
 @pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
                                              ("chunked", "carry_pass"), ("lookback", None)])
-def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
-        monkeypatch, strategy, fold):
-    """launch() hands the compiled launcher ints for every pointer argument (no data_ptr() or
-    driver query per argument there) and records which tensor each one is, so the first launch,
-    through Triton's JIT, specialises on the tensors themselves."""
-    from rlscan.kernels import launch
-    from rlscan.kernels.scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
-    calls = []
-    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
-                        names=launch._CONSTEXPRS: calls.append((kernel, args, objs, consts)))
-    if fold == "carry_pass":
-        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
-    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
-    kw, _ = make("vtrace", (3, 70), seed=1)
-    with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1):
-        call("vtrace", kw, "cpu")
-    kernels = {"fold": [fused_scan_kernel] * 2,
-               "carry_pass": [fused_scan_kernel, chunk_carry_kernel, fused_scan_kernel]}
-    assert [k for k, *_ in calls] == kernels.get(fold, [fused_scan_kernel])
-    if strategy == "lookback":      # a capture with no workspace ready: the fill, then the scan
-        calls.clear()
-        monkeypatch.setattr(lookback_state, "acquire", lambda *a: None)
-        with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1,
-                          CHUNKS_PER_SPAN=1):
-            call("vtrace", kw, "cpu")
-        assert [k for k, *_ in calls] == [fill_kernel, fused_scan_kernel]
-    pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
-                "O1", "WA", "WB", "WC", "W"}
-    for kernel, args, objs, consts in calls:
-        names = kernel.arg_names
-        assert len(args) + len(consts) == len(names)
-        assert not any(isinstance(a, torch.Tensor) for a in args)
-        assert sorted(i for i, _ in objs) == [i for i, n in enumerate(names) if n in pointers]
-        for i, x in objs:
-            assert isinstance(x, torch.Tensor) and args[i] == x.data_ptr()
-        assert all(isinstance(a, torch.Tensor) for a in
-                   [launch._tensors(args, objs)[i] for i, _ in objs])
-
-
-@pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
-                                             ("chunked", "carry_pass"), ("lookback", None)])
-def test_only_the_later_launches_of_a_call_are_programmatic_dependent_ones(monkeypatch,
-                                                                          strategy, fold):
-    """Where the GPU has programmatic dependent launch, a call's first launch is a plain one (it
-    reads the caller's tensors at once, so all earlier work must be done) and tells the next
-    launch it may start (PDL constexpr 1 on chunked's first phase and on the fill); each later
-    one is launched dependent (launch_pdl) and waits inside before it reads the launch before.
-    Without the capability nothing is dependent."""
+def test_launches_are_programmatic_dependent_ones_where_the_gpu_has_them(monkeypatch, strategy,
+                                                                        fold, first):
+    """Where the GPU has programmatic dependent launch, every launch of a call is one
+    (launch_pdl, PDL constexpr 1): the first waits inside for the kernels before it before it
+    touches memory, chunked's first phase and the fill then let the next launch start, and each
+    later launch waits before it reads the launch before. With ``_PDL_FIRST`` off the first
+    launch is a plain one (PDL constexpr 0 where it is the call's only launch). Without the
+    capability nothing is dependent."""
     from rlscan.kernels.scan import fused_scan_kernel
     calls = []
     monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
@@ -651,6 +612,7 @@ def test_only_the_later_launches_of_a_call_are_programmatic_dependent_ones(monke
                         calls.append((kernel, dict(zip(names, consts)), options)))
     if fold == "carry_pass":
         monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    monkeypatch.setattr(launch, "_PDL_FIRST", first)
     monkeypatch.setenv("RLSCAN_INTERPRET", "1")
     kw, _ = make("gae", (3, 70), seed=1)
     for capable in (True, False):
@@ -660,12 +622,13 @@ def test_only_the_later_launches_of_a_call_are_programmatic_dependent_ones(monke
                           CHUNKS_PER_SPAN=1):
             call("gae", kw, "cpu")
         dependent = [options[3] for _, _, options in calls]
-        assert dependent == [False] + [capable] * (len(calls) - 1)
+        assert dependent == [capable and first] + [capable] * (len(calls) - 1)
         pdl = [consts["PDL"] for _, consts, _ in calls]
         # (a look-back call on its stream's workspace is one launch: no fill to wait for)
         alone = strategy in ("row_block", "lookback")
-        assert pdl == ([0] if alone else [int(capable)] * len(calls))
-        assert launch._options(calls[-1][2]).get("launch_pdl", False) == (capable and not alone)
+        assert pdl == ([int(capable and first)] if alone else [int(capable)] * len(calls))
+        assert all(launch._options(o).get("launch_pdl", False) == d
+                   for (_, _, o), d in zip(calls, dependent))
         if strategy == "chunked":
             # the fix-up issues its first chunk's loads before it reads the carry
             assert calls[-1][0] is fused_scan_kernel and calls[-1][1]["PREFETCH"] == 1
@@ -820,6 +783,50 @@ def test_calls_capture_in_a_cuda_graph_and_replay_on_new_inputs(strategy, monkey
             expected = rlscan.gae(**static)
             torch.testing.assert_close(adv, expected.advantages, rtol=0, atol=0)
             torch.testing.assert_close(ret, expected.returns, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strategy", ["row_block", "chunked", "chunked-carry", "lookback",
+                                      "lookback-filled"])
+def test_back_to_back_calls_read_what_the_kernel_before_them_wrote(strategy, monkeypatch):
+    """A call's first launch is a programmatic dependent one (sm_90+): it may launch while the
+    kernel before it still runs, and must read nothing before that kernel is done. Chains of
+    calls, each one's output the next one's input, right after a torch kernel that writes the
+    first input, with no synchronisation between: bitwise what the same chain gives with the
+    stream synchronised after every kernel."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cfg = dict(strategy=strategy.split("-")[0], BLOCK_N=1, BLOCK_T=256, num_warps=1,
+               CHUNKS_PER_SPAN=1)
+    if strategy == "chunked-carry":
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    if strategy == "lookback-filled":
+        monkeypatch.setattr(lookback_state, "acquire", lambda *a: None)
+    kw, _ = make("gae", (8, 256 * 24 + 5), seed=9)
+    kw = {k: v.cuda() if isinstance(v, torch.Tensor) else v for k, v in kw.items()}
+    base = kw["rewards"].clone()
+
+    def chain(sync):
+        outs = []
+        for i in range(6):
+            kw["rewards"] = base * (1.0 + 0.25 * i)      # a torch kernel writes the input
+            if sync:
+                torch.cuda.synchronize()
+            for _ in range(3):                           # each output the next input
+                adv, _ = rlscan.gae(**kw)
+                if sync:
+                    torch.cuda.synchronize()
+                kw["rewards"] = adv
+            outs.append(adv)
+        torch.cuda.synchronize()
+        return outs
+
+    with force_config(**cfg):
+        rlscan.gae(**kw)                                 # compile first
+        synced = chain(True)
+        for _ in range(3):
+            for a, b in zip(chain(False), synced):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("strategy", ["default", "chunked", "lookback"])

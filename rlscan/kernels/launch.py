@@ -225,14 +225,16 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
              int(descend), contig, split, bn, bt)
     spec += (pb.N, pb.T, per_span, K)
+    # every launch a programmatic dependent one where the GPU has them: the later ones of a call
+    # overlap the launch before; the first waits for whatever ran before it (scan.py)
+    pdl = _pdl_capable(d.device)
+    dependent = options[:3] + (pdl,)
+    first = options[:3] + (pdl and _PDL_FIRST,)
     if strategy == "row_block":
         _run(fused_scan_kernel, (_cdiv(pb.N, bn // split), 1),
              *_workspace(args, objs, (d, d, d), 1, tail),
-             consts + (0, 0, 0) + block, options, spec)
+             consts + (0, 0, int(first[3])) + block, first, spec)
         return
-    # the launches after a call's first are programmatic dependent ones where the GPU has them
-    pdl = _pdl_capable(d.device)
-    dependent = options[:3] + (pdl,)
     if strategy == "lookback":
         # one program per (row block, chunk): every chunk publishes its summary to an all-ones
         # ("not yet") int64 workspace and folds the earlier ones (scan.py). A persistent one
@@ -242,14 +244,14 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         if state is not None:
             _replay.record_workspace(state, persistent=n)
             _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
-                 consts + (4, _lookback_window(K), 0) + block, options, spec)
+                 consts + (4, _lookback_window(K), int(first[3])) + block, first, spec)
             return
         # else (a capture with no workspace ready) one filled in the call, the fill ours so
         # that the scan may start beside it
         ws = torch.empty((n,), dtype=torch.int64, device=d.device)
         _replay.record_workspace(ws)
         _run(fill_kernel, (_cdiv(n, _FILL_BLOCK), 1), [ws.data_ptr(), n], [(0, ws)],
-             (-1, _FILL_BLOCK, int(pdl)), (4, 1, None, False), (ws.data_ptr() & 15, n),
+             (-1, _FILL_BLOCK, int(pdl)), (4, 1, None, first[3]), (ws.data_ptr() & 15, n),
              _FILL_CONSTEXPRS)
         _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
              consts + (3, _lookback_window(K), int(pdl)) + block, dependent, spec)
@@ -263,7 +265,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
     _replay.record_workspace(wa)
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
-    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0, int(pdl)) + block, options,
+    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0, int(pdl)) + block, first,
          spec)
     if fold == 0:
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
@@ -344,6 +346,13 @@ def _options(options: tuple) -> dict:
 # vs 10.4, 8x262144 18.7 vs 19.4; V-trace 1x1048576 16.3 vs 17.6; forced 1x1024/w4 look-back
 # spans within 0.3 us either way (the fill is short).
 _PDL = True
+# A call's first launch a programmatic dependent one too, waiting before it touches memory
+# (scan.py). A streaming kernel of 3 reads and 2 writes a step, 20 launches in a graph (H200,
+# twenty-third session, benchmarks/pdl_first_probe.py): 524288 steps in 512 programs 2.78 ->
+# 2.40 us a launch, in 2048 2.62 -> 2.53; 2097152 in 2048 7.34 -> 7.01; 65536 1.62 -> 1.40.
+# Letting the next launch start at once as well lost there (2.62 -> 3.13, 8.84 -> 10.96 at
+# 8192 programs): the last launch of a call does not.
+_PDL_FIRST = True
 _pdl_devices: dict = {}     # torch.device -> bool
 
 

@@ -474,10 +474,12 @@ def fused_scan_kernel(
     before the program's stores to it). A first version flipped a parity word once a shared
     counter said every program had finished: 4.5-9 us slower at 4096-8192 programs than a
     filled workspace (one atomic on one address per program; twentieth session, fill-ab).
-    PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): PHASE 1 lets the
-    next launch start once all its programs have started; PHASE 2 issues its first loads
-    before it waits (``gdc_wait``) for the previous launch's summaries, PHASE 3 its whole chunk
-    before it waits for the fill of AGG.
+    PDL: the launch is a programmatic dependent one (``launch_pdl``, sm_90+): a call's first
+    launch (PHASE 0, 1, 4) waits (``gdc_wait``) for the kernels before it before any load or
+    store; PHASE 1 then lets the next launch start once all its programs have waited; PHASE 2
+    issues its first loads before it waits for the previous launch's summaries, PHASE 3 its
+    whole chunk before it waits for the fill of AGG (the inputs were complete before the
+    call's first launch let them start).
 
     TWO_LEVEL (backward scans, time-last, every row inside one warp): the chunk is a
     [G, BN, Q, E] tile (G = GROUPS = min(BLOCK_T / E, 32) groups of E = GROUP (4, 8, 16)
@@ -533,6 +535,11 @@ def fused_scan_kernel(
     SPLIT_SCAN: tl.constexpr = SPLIT > 1 and ROWS == 1 and (SPLIT > 2 or not SCAN_REVERSE)
     V_LEAVE: tl.constexpr = 0 if SCAN_REVERSE else SPLIT - 1  # the tile row a carry leaves
 
+    if PDL and (PHASE == 0 or PHASE == 1 or PHASE == 4):
+        # a call's first launch as a programmatic dependent one: it waits for the kernels
+        # before it here, before it touches memory, so it is ordered as a plain launch is and
+        # its launch overlaps the previous kernel's end
+        tl.extra.cuda.gdc_wait()
     # the value entering this program: x[T] = 0 (backward), the seed x[-1] (forward), or the
     # span's carry (chunked, look-back)
     init = tl.zeros([BLOCK_N], tl.float32)
@@ -568,7 +575,8 @@ def fused_scan_kernel(
         carry = tl.zeros([BLOCK_N], tl.float32)
         if PDL:
             # the next launch (carry pass or fix-up) may start once every program of this one
-            # has: it waits (gdc_wait) before it reads what this one writes
+            # has waited for the kernels before the call (it reads inputs before its own wait,
+            # gdc_wait, for what this one writes)
             tl.extra.cuda.gdc_launch_dependents()
 
     carry_a = tl.full([BLOCK_N], 1.0, tl.float32)   # PHASE 1: the span's composed slope
@@ -789,10 +797,11 @@ def chunk_carry_kernel(WA, WB, WC, ROW0, N, K, HAS_INIT: tl.constexpr, BLOCK_K: 
 
 @triton.jit
 def fill_kernel(W, n, VALUE: tl.constexpr, BLOCK: tl.constexpr, PDL: tl.constexpr):
-    """W[:n] = VALUE (int64): the look-back's "not yet" marks. PDL: the look-back launch that
-    follows may start at once; it scans its chunk, then waits for this fill (gdc_wait) before
-    it publishes."""
+    """W[:n] = VALUE (int64): the look-back's "not yet" marks. PDL: a call's first launch, it
+    waits for the kernels before it (``gdc_wait``), then lets the look-back launch that follows
+    start; that one scans its chunk, then waits for this fill before it publishes."""
     if PDL:
+        tl.extra.cuda.gdc_wait()
         tl.extra.cuda.gdc_launch_dependents()
     o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     tl.store(W + o, tl.full([BLOCK], VALUE, tl.int64), mask=o < n)
