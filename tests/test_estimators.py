@@ -594,6 +594,47 @@ def test_lookback_window_covers_the_row_within_its_bounds():
     assert [launch._lookback_window(k) for k in ks] == [lo, lo, lo, 2 * lo, hi, hi, hi, hi]
 
 
+@pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
+                                             ("chunked", "carry_pass"), ("lookback", None)])
+def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
+        monkeypatch, strategy, fold):
+    """launch() hands the compiled launcher ints for every pointer argument (no data_ptr() or
+    driver query per argument there) and records which tensor each one is, so the first launch,
+    through Triton's JIT, specialises on the tensors themselves."""
+    from rlscan.kernels import launch
+    from rlscan.kernels.scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
+    calls = []
+    monkeypatch.setattr(launch, "_run", lambda kernel, grid, args, objs, consts, options, spec,
+                        names=launch._CONSTEXPRS: calls.append((kernel, args, objs, consts)))
+    if fold == "carry_pass":
+        monkeypatch.setattr(launch, "_FOLD_PER_THREAD", 0)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    kw, _ = make("vtrace", (3, 70), seed=1)
+    with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1, CHUNKS_PER_SPAN=1):
+        call("vtrace", kw, "cpu")
+    kernels = {"fold": [fused_scan_kernel] * 2,
+               "carry_pass": [fused_scan_kernel, chunk_carry_kernel, fused_scan_kernel]}
+    assert [k for k, *_ in calls] == kernels.get(fold, [fused_scan_kernel])
+    if strategy == "lookback":      # a capture with no workspace ready: the fill, then the scan
+        calls.clear()
+        monkeypatch.setattr(lookback_state, "acquire", lambda *a: None)
+        with force_config(strategy=strategy, BLOCK_N=2, BLOCK_T=16, num_warps=1,
+                          CHUNKS_PER_SPAN=1):
+            call("vtrace", kw, "cpu")
+        assert [k for k, *_ in calls] == [fill_kernel, fused_scan_kernel]
+    pointers = {"P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
+                "O1", "WA", "WB", "WC", "W"}
+    for kernel, args, objs, consts in calls:
+        names = kernel.arg_names
+        assert len(args) + len(consts) == len(names)
+        assert not any(isinstance(a, torch.Tensor) for a in args)
+        assert sorted(i for i, _ in objs) == [i for i, n in enumerate(names) if n in pointers]
+        for i, x in objs:
+            assert isinstance(x, torch.Tensor) and args[i] == x.data_ptr()
+        assert all(isinstance(a, torch.Tensor) for a in
+                   [launch._tensors(args, objs)[i] for i, _ in objs])
+
+
 @pytest.mark.parametrize("first", [True, False], ids=["first-dependent", "first-plain"])
 @pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
                                              ("chunked", "carry_pass"), ("lookback", None)])
