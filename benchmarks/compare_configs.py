@@ -16,8 +16,8 @@ times every config twice, its later launches programmatic dependent ones and pla
 dependent one and a plain one (``name=first-PDL/first-plain``). ``--fill-ab`` times every
 config five times: look-back on its stream's persistent workspace (as shipped: no fill,
 kernels/lookback_state.py), then on a workspace of the call's own filled by rlscan's fill kernel
-(the scan a programmatic dependent launch), by torch's ``fill_`` (a kernel), by the driver's ``cuMemsetD8Async`` (a memset node in the graph),
-and not filled (``name=persistent/fill/torch/memset/nofill``): the spans then read stale
+(the scan a programmatic dependent launch), by torch's ``fill_`` (a kernel), by the driver's
+``cuMemsetD8Async`` (a memset node in the graph), and not filled (``name=persistent/fill/torch/memset/nofill``): the spans then read stale
 summaries and the results are wrong (``!``), so ``nofill`` is a lower bound, never a config to
 ship. ``--stale-db`` lets ``tuned`` read the shipped DB's
 entries even though the kernel source changed since they were tuned (an A/B of a kernel edit on
