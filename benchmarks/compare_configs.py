@@ -13,15 +13,15 @@ tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
 triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
 times every config twice, its later launches programmatic dependent ones and plain ones
 (``name=PDL/plain``); ``--pdl-first-ab`` times it with the call's first launch a programmatic
-dependent one and a plain one (``name=first-PDL/first-plain``). ``--fill-ab`` times every
-config five times: look-back on its stream's persistent workspace (as shipped: no fill,
+dependent one and a plain one (``name=first-PDL/first-plain``). ``--fill-ab`` times every config
+five times: look-back on its stream's persistent workspace (as shipped: no fill,
 kernels/lookback_state.py), then on a workspace of the call's own filled by rlscan's fill kernel
 (the scan a programmatic dependent launch), by torch's ``fill_`` (a kernel), by the driver's
-``cuMemsetD8Async`` (a memset node in the graph), and not filled (``name=persistent/fill/torch/memset/nofill``): the spans then read stale
-summaries and the results are wrong (``!``), so ``nofill`` is a lower bound, never a config to
-ship. ``--stale-db`` lets ``tuned`` read the shipped DB's
-entries even though the kernel source changed since they were tuned (an A/B of a kernel edit on
-the tuned configs).
+``cuMemsetD8Async`` (a memset node in the graph), and not filled
+(``name=persistent/fill/torch/memset/nofill``): the spans then read stale summaries and the
+results are wrong (``!``), so ``nofill`` is a lower bound, never a config to ship.
+``--stale-db`` lets ``tuned`` read the shipped DB's entries even though the kernel source
+changed since they were tuned (an A/B of a kernel edit on the tuned configs).
 ``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
 data ends ~5% of steps and so do not rows whose coefficients decay, so a look-back span finds a
 reset among its nearest predecessors; a language-model rollout scored without discount has
