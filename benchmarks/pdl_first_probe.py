@@ -8,16 +8,17 @@ launch overlaps the previous kernel's end; one that also lets the next launch st
 (``gdc_launch_dependents``, after its wait) lets back-to-back calls overlap their launches.
 
 A streaming kernel shaped like rlscan's cells (3 fp32 inputs read, 2 outputs written, one
-program a tile of BLOCK elements), 20 launches in a CUDA graph, median replay / 20:
+program a tile of BLOCK elements), 20 launches in a CUDA graph, median replay / 20 (rlscan-bench's device column):
 
     python benchmarks/pdl_first_probe.py
 """
-import statistics
 import sys
 
 import torch
 import triton
 import triton.language as tl
+
+from rlscan.tune.bench import device_us
 
 
 @triton.jit
@@ -34,29 +35,6 @@ def _stream(a, b, c, o0, o1, n, BLOCK: tl.constexpr, WAIT: tl.constexpr,
     z = tl.load(c + offs, mask=m)
     tl.store(o0 + offs, x * 0.99 + y, mask=m)
     tl.store(o1 + offs, x - z, mask=m)
-
-
-def graph_us(fn, calls=20, replays=30):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        fn()
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn()
-    g.replay()
-    times = []
-    for _ in range(replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
-    return statistics.median(times)
 
 
 def main() -> int:
@@ -78,7 +56,7 @@ def main() -> int:
                                                       TRIGGER=trig, num_warps=4, **kw)
                 fn()
                 torch.testing.assert_close(t[3], t[0] * 0.99 + t[1])
-                row.append(graph_us(fn))
+                row.append(device_us([fn]))
             print(f"{n:9d} {block:6d} {triton.cdiv(n, block):8d} "
                   + " ".join(f"{x:17.2f}" for x in row), flush=True)
     return 0
