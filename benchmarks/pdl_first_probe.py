@@ -8,7 +8,8 @@ launch overlaps the previous kernel's end; one that also lets the next launch st
 (``gdc_launch_dependents``, after its wait) lets back-to-back calls overlap their launches.
 
 A streaming kernel shaped like rlscan's cells (3 fp32 inputs read, 2 outputs written, one
-program a tile of BLOCK elements), 20 launches in a CUDA graph, median replay / 20 (rlscan-bench's device column):
+program a tile of BLOCK elements), 20 launches in a CUDA graph, median replay / 20
+(rlscan-bench's device column):
 
     python benchmarks/pdl_first_probe.py
 """
