@@ -114,7 +114,7 @@ def main(argv=None) -> int:
         print("eager_profile.py needs a CUDA device", file=sys.stderr)
         return 2
     warm_host(a.host_warmup)
-    table, details = [], []
+    table = []
     for spec in a.cells.split(","):
         est, shape = spec.split(":")
         (N, T), = grid.parse_shapes(shape)
@@ -137,10 +137,10 @@ def main(argv=None) -> int:
             continue
         path = os.path.join(a.trace_dir or "/tmp", f"trace_{est}_{N}x{T}.json")
         profile(fn, 100, 0, path)
-        details.append(summarise(path, 100, f"{est} {N}x{T}, 100 eager calls"))
+        print(summarise(path, 100, f"{est} {N}x{T}, 100 eager calls"), flush=True)
         profile(fn, 0, 20, path + ".synced")
-        details.append(summarise(path + ".synced", 20, f"{est} {N}x{T}, 20 synchronised calls"))
-        print("\n".join(details[-2:]), flush=True)
+        print(summarise(path + ".synced", 20, f"{est} {N}x{T}, 20 synchronised calls"),
+              flush=True)
         if not a.trace_dir:
             os.remove(path)
         os.remove(path + ".synced")
