@@ -230,6 +230,47 @@ def test_an_interrupted_run_with_a_failure_among_the_finished_exits_1(capsys, mo
     assert "1 of " in out and "finished, 0 passed, 1 failed" in out
 
 
+def test_an_interrupted_parallel_run_summarises_at_once_without_waiting_for_its_workers(
+        capsys, monkeypatch):
+    """--jobs: SIGINT while the workers hold runs: the summary prints and the exit code is
+    130 without waiting for the pool (a worker killed mid-run can leave it stuck, and a
+    time-capped machine kills the process soon after its SIGINT); the queued runs are
+    cancelled."""
+    import concurrent.futures as cf
+
+    class Pool:                    # a pool whose shutdown would hang if it waited first
+        made = []
+
+        def __init__(self, *args, **kwargs):
+            self.futures, self.shutdowns = [], []
+            Pool.made.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.shutdown(wait=True)
+
+        def submit(self, *args):
+            f = cf.Future()
+            if not self.futures:   # the first run to end is cut by the SIGINT
+                f.set_exception(KeyboardInterrupt())
+            self.futures.append(f)
+            return f
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            if wait and not self.shutdowns:
+                raise AssertionError("waited for the workers")
+            self.shutdowns.append((wait, cancel_futures))
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", Pool)
+    code, out = run(capsys, "--estimator", "episodic_cumsum", "--examples", "2", "--backend",
+                    "torch", "--profile", "ci", "--jobs", "2")
+    assert code == 130
+    assert "Interrupted after" in out and "0 of " in out
+    assert Pool.made[0].shutdowns[0] == (False, True)
+
+
 def test_split_cuts_long_runs_into_parts_with_their_own_seeds():
     """--split-examples K: a run of n > K examples becomes ceil(n / K) near-equal parts; part 0
     keeps the run's seed, part k > 0 searches from seed + k (from k under the derandomized ci

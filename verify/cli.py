@@ -233,14 +233,12 @@ def _run_parallel(args, runs, profile, backend, progress):
                         break
             except KeyboardInterrupt:
                 # a run in progress is lost either way: stop the workers (a SIGINT sent to this
-                # process alone leaves them running) rather than wait for them on the way out;
-                # the pool then breaks, so no queued run starts
-                workers = list((getattr(pool, "_processes", None) or {}).values())
-                for proc in workers:
+                # process alone leaves them running) and leave without waiting for the pool (a
+                # worker killed mid-run may leave its queue stuck; on the H200 the summary never
+                # came before `timeout -k 20` killed the process), so the summary prints at once
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
                     proc.terminate()
-                if not workers:
-                    for f in futures:
-                        f.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
                 raise
     return [o for o in outcomes if o is not None]
 
