@@ -16,6 +16,8 @@
 #                                              # CPU-bound; VERIFY_PROFILE=dev: ~100 s)
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
 #                                              # shipped, forced; look-back windows (~3 min)
+#   bash benchmarks/device_run.sh early-stores-ab # look-back spans storing what no carry reaches
+#                                              # before they look back (patch) vs shipped (~4 min)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
 #                                              # (patch) vs shipped, with and without resets
 #                                              # (~2 min)
@@ -198,6 +200,22 @@ lookback-ab)
     timeout 150 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_inclusive.patch \
       $data --estimators gae,discounted_returns --cells $C 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/lookback_ab.txt
+  done ;;
+early-stores-ab)
+  # look-back spans storing the outputs no carry reaches before they look back
+  # (patches/lookback_early_stores.patch, twenty-fourth session, unmeasured) against the shipped
+  # kernel, forced look-back tiles: the grid's data, then rows without episode ends (where it
+  # can only cost) (~4 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  C=8x262144@lookback:1x256:w1:c1:2l,1x1048576@lookback:1x512:w1:c1:2l
+  C=$C,1x1048576@lookback:1x256:w1:c1:2l,32x32768@lookback:1x256:w1:c1:2l
+  C=$C,32x32768@lookback:1x512:w1:c1:2l,8x65536@lookback:1x256:w1:c1:2l
+  for data in "" --no-resets; do
+    E=gae,discounted_returns,vtrace,eligibility_traces
+    [ -n "$data" ] && E=gae,discounted_returns
+    echo "## ${data:-grid data}" | tee -a $OUT/early_stores_ab.txt
+    timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_early_stores.patch \
+      $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/early_stores_ab.txt
   done ;;
 fill-ab)
   # the look-back's fill: the persistent workspace the scan keeps clean (PHASE 4) against the
