@@ -1209,7 +1209,8 @@ def test_kernel_ab_patch_blocks_apply_once_or_fail_clearly():
 
 def test_every_shipped_patch_still_applies_to_the_kernel():
     """benchmarks/patches/*.patch are the recorded kernel_ab probes: each block's old text must
-    still occur exactly once in scan.py, or the probe cannot be re-run."""
+    still occur exactly once in scan.py, or the probe cannot be re-run (ideas that touch more
+    files are kept beside them as `git apply` diffs, *.diff, which this does not read)."""
     from pathlib import Path
     ab = _benchmark_script("kernel_ab")
     root = Path(__file__).resolve().parents[1]
