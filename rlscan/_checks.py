@@ -102,6 +102,15 @@ def threshold(name: str, v) -> float:
     return f
 
 
+def boolean(name: str, v) -> bool:
+    """A Python or NumPy bool; anything else is an error (``bool("False")`` is True)."""
+    if type(v) is bool:
+        return v
+    if type(v).__module__ == "numpy" and getattr(getattr(v, "dtype", None), "kind", "") == "b":
+        return bool(v)
+    raise TypeError(f"{name} must be a bool, got {type(v).__name__}")
+
+
 def out_dtype(v) -> torch.dtype:
     if v is None:
         return torch.float32

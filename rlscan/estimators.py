@@ -272,6 +272,6 @@ def linear_scan(a, b, *, reverse=False, init=None, time_dim=-1, out_dtype=None) 
     """
     lay = Layout("a", a, time_dim)
     _required("b", b)
-    f = dict(est=P.LINEAR, reverse=bool(reverse), p0=a, p1=lay.step("b", b),
+    f = dict(est=P.LINEAR, reverse=C.boolean("reverse", reverse), p0=a, p1=lay.step("b", b),
              row0=lay.row("init", init))
     return execute(lay, f, 1, C.out_dtype(out_dtype))[0]
