@@ -18,6 +18,8 @@
 #                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh early-stores-ab # look-back spans storing what no carry reaches
 #                                              # before they look back (patch) vs shipped (~4 min)
+#   bash benchmarks/device_run.sh lookback-ncu # Nsight Compute on the look-back at 8x262144 beside
+#                                              # chunked and the one-pass no-carry bound (~3 min?)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
 #                                              # (patch) vs shipped, with and without resets
 #                                              # (~2 min)
@@ -217,6 +219,38 @@ early-stores-ab)
     timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_early_stores.patch \
       $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/early_stores_ab.txt
   done ;;
+lookback-ncu)
+  # where a look-back program's time goes (NOTES "What limits us now" 4): Nsight Compute's
+  # speed of light, occupancy, warp states and stall sampling on discounted returns 8x262144
+  # (the grid's data), forced look-back 1x256/w1/2l, beside the tuned (chunked) config's
+  # launches, the bare recurrence's look-back of the same tile and the one-pass probe's
+  # no-carry kernel of it (its lower bound); then, per look-back kernel, the stall samples
+  # per SASS instruction where this ncu prints its source page (~3 min?)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  NCU="ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats"
+  NCU="$NCU --section WarpStateStats --section SchedulerStats --section SourceCounters"
+  NCU="$NCU --section MemoryWorkloadAnalysis"
+  F=$OUT/ncu_lookback.txt
+  ncu --version 2>&1 | tail -1 | tee $F
+  for run in "lb discounted_returns lookback:1x256:w1:c1:2l 2 1" \
+             "ch discounted_returns tuned 6 3" \
+             "lbs linear_scan lookback:1x256:w1:c1 2 1"; do
+    set -- $run
+    echo "## $2 8x262144 $3" | tee -a $F
+    timeout 150 $NCU --kernel-name regex:"fused_scan_kernel|chunk_carry_kernel" \
+      --launch-skip $4 --launch-count $5 --export /tmp/ncu_$1 -f \
+      python3 $R/benchmarks/ncu_targets.py --cell $2:8x262144 --config $3 >> $F 2>&1
+    timeout 60 ncu --import /tmp/ncu_$1.ncu-rep --print-details all >> $F 2>&1
+  done
+  echo "## one-pass probe, bound 256/w1 (no carry)" | tee -a $F
+  timeout 120 $NCU --kernel-name _onepass --launch-skip 2 --launch-count 1 --export /tmp/ncu_op \
+    -f python3 $R/benchmarks/onepass_probe.py --cells 8x262144 --tiles 256:1 --ncu bound >> $F 2>&1
+  timeout 60 ncu --import /tmp/ncu_op.ncu-rep --print-details all >> $F 2>&1
+  for r in lb lbs op; do   # per-instruction stall samples (an option of recent ncu CLIs)
+    timeout 60 ncu --import /tmp/ncu_$r.ncu-rep --page source --csv --print-source sass \
+      > $OUT/ncu_source_$r.csv 2>&1 || echo "source page of $r: ncu said $(tail -1 $OUT/ncu_source_$r.csv)"
+  done
+  grep -i "duration\|achieved occupancy\|dram throughput\|warp cycles per issued\|## " $F | head -60 ;;
 fill-ab)
   # the look-back's fill: the persistent workspace the scan keeps clean (PHASE 4) against the
   # call's own filled workspace (PHASE 3: rlscan's fill kernel, torch, a memset) and no fill

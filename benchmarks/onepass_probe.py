@@ -110,8 +110,17 @@ def main(argv=None) -> int:
     p.add_argument("--cells", default=CELLS)
     p.add_argument("--tiles", default=TILES, help="BLOCK_T:warps,...")
     p.add_argument("--check", action="store_true")
+    p.add_argument("--ncu", choices=MODES, help="only launch this mode, 4 times, on the first "
+                   "cell and tile (for Nsight Compute; nothing timed)")
     args = p.parse_args(argv)
     tiles = [tuple(int(v) for v in x.split(":")) for x in args.tiles.split(",")]
+    if args.ncu:
+        N, T = (int(v) for v in args.cells.split(",")[0].split("x"))
+        a, b = inputs(N, T, "cuda")
+        for _ in range(4):
+            onepass(a, b, MODES[args.ncu], *tiles[0])
+        torch.cuda.synchronize()
+        return 0
     if args.check:
         for N, T, bt in ((2, 40, 8), (1, 70, 16), (3, 16, 16)):
             a, b = inputs(N, T, "cpu")
