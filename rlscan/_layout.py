@@ -29,9 +29,6 @@ class Layout:
         self.primary = primary
         self.shape = tuple(primary.shape)
         self.device = primary.device
-        if self.device.type == "meta":
-            raise ValueError(f"{name} is on the meta device; rlscan computes values, so inputs "
-                             f"must hold data (cuda or cpu)")
         self.T = self.shape[self.td]
         self.batch_shape = self.shape[:self.td] + self.shape[self.td + 1:]
         self.N = math.prod(self.batch_shape)

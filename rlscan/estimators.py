@@ -69,6 +69,10 @@ def _successor(lay: Layout, est: str, values, next_values, bootstrap_values, las
             return {"vnext": P.VN_NONE}
     if lv is not None and truncated is not None:
         # one host sync, only for this combination; pass bootstrap_values to avoid it
+        if truncated.device.type == "meta":
+            raise ValueError("last_value with truncated reads the flags (interior truncations "
+                             "need bootstrap_values), which meta tensors do not hold; pass "
+                             "bootstrap_values")
         interior = truncated.movedim(lay.td, -1)[..., :-1] != 0
         if terminated is not None:
             interior = interior & (terminated.movedim(lay.td, -1)[..., :-1] == 0)
