@@ -60,11 +60,11 @@ def time_axis(time_dim, ndim: int) -> int:
     return time_dim % ndim
 
 
-def _number(name: str, v) -> float:
+def _number(name: str, v, what: str = "a float or a tensor") -> float:
     if type(v) is float:     # the hot path, no ABC check
         return v
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a float or a tensor, got {type(v).__name__}")
+        raise TypeError(f"{name} must be {what}, got {type(v).__name__}")
     return float(v)
 
 
@@ -95,8 +95,8 @@ def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
 
 
 def threshold(name: str, v) -> float:
-    """A clipping threshold: a float in (0, +inf]."""
-    f = _number(name, v)
+    """A clipping threshold: a float in (0, +inf] (no per-step tensor)."""
+    f = _number(name, v, "a float")
     if not f > 0.0:   # also rejects NaN
         raise ValueError(f"{name}={v} must be > 0 (float('inf') disables clipping)")
     return f

@@ -8,7 +8,8 @@ Conventions shared by every function (ALGORITHMS.md is normative):
   Outputs have that shape and the primary input's layout. Per-row tensors (``last_value``,
   ``seed``, ``done_prev``) have the shape without the time axis.
 * Dtypes: real inputs float32, bfloat16 or float16; flags bool, integer or float (nonzero =
-  true). Math is float32; outputs are float32 unless ``out_dtype`` says otherwise.
+  true). Math is float32; outputs are float32 unless ``out_dtype`` (float32, float64, bfloat16
+  or float16) says otherwise.
 * Flags use the end-of-episode convention: ``terminated[t]`` / ``truncated[t]`` mark t as the
   last transition of its episode. **terminated**: the successor is terminal, no bootstrap, the
   carry is cut. **truncated**: bootstrap from V(true final observation), the carry is cut. Both
@@ -177,7 +178,8 @@ def vtrace(rewards, values, terminated=None, truncated=None, *, log_ratio=None,
     ``x[t] = ρ[t]·δ[t] + γ·c[t]·x[t+1]`` within an episode.
     ``pg_adv[t] = min(ρ̄_pg, ratio)·(r + γ·W[t] − V[t])`` with W = 0 if terminated, V(s'_t) at
     truncations and T-1, else vs[t+1] (``pg_bootstrap="vs"``) or λ·vs[t+1] + (1−λ)·V(s'_t)
-    (``"lambda_mix"``, rlax). ``pg_rho_bar`` defaults to ``rho_bar``.
+    (``"lambda_mix"``, rlax). ``pg_rho_bar`` defaults to ``rho_bar``. The thresholds ``rho_bar``,
+    ``c_bar``, ``pg_rho_bar`` are floats > 0 (``float("inf")``: no clipping).
     """
     lay = Layout("rewards", rewards, time_dim)
     _required("values", values)
@@ -209,6 +211,7 @@ def retrace(rewards, q_taken, expected_next_q, terminated=None, truncated=None, 
     ``x[t] = δ[t] + γ·c[t+1]·x[t+1]`` (note c of the NEXT step) and
     ``δ[t] = r + [¬terminated]·γ·expected_next_q[t] − q_taken[t]``.
     terminated: Qret = r. truncated and T-1 (unless terminated): Qret = r + γ·expected_next_q.
+    ``c_bar``: a float > 0 (``float("inf")``: no clipping).
     """
     lay = Layout("rewards", rewards, time_dim)
     _required("q_taken", q_taken)
@@ -227,7 +230,8 @@ def retrace(rewards, q_taken, expected_next_q, terminated=None, truncated=None, 
 def eligibility_traces(inputs, dones, *, gamma, lmbda, seed=None, done_prev=None, time_dim=-1,
                        out_dtype=None) -> torch.Tensor:
     """Accumulating eligibility traces (ALGORITHMS.md §3.6), a forward scan:
-    ``e[t] = z[t] + γλ·[¬dones[t−1]]·e[t−1]``, ``e[−1] = seed`` (default 0).
+    ``e[t] = z[t] + γλ·[¬dones[t−1]]·e[t−1]``, ``e[−1] = seed`` (default 0), z = ``inputs``.
+    ``gamma`` and ``lmbda`` are required (no default: traces have no conventional one).
 
     ``dones[t]`` (terminated or truncated, which act alike here) marks t as the last step of its
     episode; the reset lands on t+1. ``done_prev`` (per row) is the done flag of the step just
@@ -246,7 +250,7 @@ def eligibility_traces(inputs, dones, *, gamma, lmbda, seed=None, done_prev=None
 def episodic_cumsum(inputs, dones, *, seed=None, done_prev=None, boundary="ends_at",
                     time_dim=-1, out_dtype=None) -> torch.Tensor:
     """Segmented cumulative sum (ALGORITHMS.md §3.7): ``C[t] = z[t] + [¬reset[t]]·C[t−1]``,
-    ``C[−1] = seed``.
+    ``C[−1] = seed``, z = ``inputs``.
 
     ``boundary="ends_at"``: ``dones[t]`` marks the last step of an episode; the sum restarts at
     t+1 (and at t = 0 when ``done_prev``). ``"starts_at"``: ``dones[t]`` marks the first step of a

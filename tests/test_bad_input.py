@@ -53,6 +53,8 @@ CASES = [
     (lambda: rlscan.vtrace(R, V, target_logp=LR), ValueError, ["behaviour_logp"]),
     (lambda: rlscan.vtrace(R, V, log_ratio=LR, rho_bar=0.0), ValueError, ["rho_bar", "> 0"]),
     (lambda: rlscan.vtrace(R, V, log_ratio=LR, c_bar=-1.0), ValueError, ["c_bar", "> 0"]),
+    (lambda: rlscan.vtrace(R, V, log_ratio=LR, c_bar=torch.ones(N, T)), TypeError,
+     ["c_bar", "must be a float", "Tensor"]),
     (lambda: rlscan.vtrace(R, V, log_ratio=LR, pg_rho_bar=float("nan")), ValueError,
      ["pg_rho_bar"]),
     (lambda: rlscan.vtrace(R, V, log_ratio=LR, pg_bootstrap="mix"), ValueError, ["pg_bootstrap"]),

@@ -92,3 +92,70 @@ def test_loop_pair_times_the_call_and_the_reference_in_turns(monkeypatch):
     assert [r[0] for r in runs] == ["fn", "ref"] * 3 and all(len(set(r)) == 1 for r in runs)
     assert 18.0 < fn_us < 18.01 and 11.0 < ref_us < 11.01   # each one's best (first) rep
     assert bench.loop_pair_us(timed("fn"), None, calls=4, reps=2)[1] is None
+
+
+def test_bench_rotates_enough_input_sets_that_l2_cannot_hold_them(monkeypatch):
+    """A cell's device column rotates over input sets spanning three L2 caches (the tuner's
+    rule), at least 4, so small shapes are not timed from L2; ``--sets N`` still forces N."""
+    from rlscan.tune import bench
+    per_set = grid.traffic_bytes(grid.draw(grid.Cell("gae", 8, 64, "float32", "time_last"), 0),
+                                 grid.n_outputs("gae"))
+    drawn, timed, draw = [], [], grid.draw
+    monkeypatch.setattr(bench.grid, "draw", lambda cell, i, dev="cpu": drawn.append(i) or
+                        draw(cell, i, "cpu"))
+    monkeypatch.setattr(bench.grid, "place", lambda call, layout, dev: call)
+    monkeypatch.setattr(bench, "device_us", lambda fns, **k: timed.append(len(fns)) or 1.0)
+    monkeypatch.setattr(bench, "loop_pair_us", lambda f, g: (1.0, 1.0))
+    monkeypatch.setattr(bench, "full_us", lambda f: 1.0)
+    monkeypatch.setattr(bench, "bare_launch", lambda: None)
+    l2 = 50 * per_set
+    row = bench.bench_cell("gae", 8, 64, "float32", "time_last", [], 1e12, 0, l2)
+    assert row["input_sets"] == timed[-1] == 150 and drawn == list(range(150))
+    assert bench.bench_cell("gae", 8, 64, "float32", "time_last", [], 1e12, 0, per_set)[
+        "input_sets"] == 4                                         # at least 4
+    assert bench.bench_cell("gae", 8, 64, "float32", "time_last", [], 1e12, 7, l2)[
+        "input_sets"] == 7 == timed[-1]
+
+
+def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
+    from rlscan.tune import bench
+    ran = []
+
+    class Graph:
+        def replay(self):
+            pass
+
+    class Ctx:
+        def __init__(self, *a):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return 1.0
+
+    class Stream:
+        def wait_stream(self, other):
+            pass
+
+    monkeypatch.setattr(torch.cuda, "Stream", Stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", Stream)
+    monkeypatch.setattr(torch.cuda, "stream", Ctx)
+    monkeypatch.setattr(torch.cuda, "graph", Ctx)
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    monkeypatch.setattr(bench, "_events", lambda: (Event(), Event()))
+    fns = [(lambda i=i: ran.append(i)) for i in range(7)]
+    bench.device_us(fns, calls=20, replays=2)
+    captured = ran[2:]                        # after the two warm-up calls
+    assert len(captured) == 21 and all(captured.count(i) == 3 for i in range(7))

@@ -6,7 +6,8 @@
     rlscan-bench --plot benchmarks/results/bench.json   # redraw the heatmap from a JSON
 
 Per cell (BENCHMARKS.md's method): **device** = 20 calls in a CUDA graph, replay / 20 (median of
-20 replays, input sets rotated past L2); **loop** = 200 eager calls between events / 200 (best of
+20 replays; the graph rotates over enough input sets to span three L2 caches, as the tuner does,
+``timing.n_input_sets``, every set at least once); **loop** = 200 eager calls between events / 200 (best of
 3; the process first makes eager calls for ``--host-warmup`` seconds, so that the loop figures
 are the steady state of a training loop: on the H200's host a process's calls got ~27% cheaper
 after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event, sync (median of
@@ -36,7 +37,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import grid
+from . import grid, timing
 
 DEFAULT_OUT = os.path.join("benchmarks", "results")
 
@@ -46,7 +47,9 @@ def _events():
 
 
 def device_us(fns, calls=20, replays=20):
-    """Median CUDA-graph replay time / calls; ``fns`` rotate (one per input set)."""
+    """Median CUDA-graph replay time / call: at least ``calls`` calls in the graph and every one
+    of ``fns`` (one per input set, in rotation) the same number of times."""
+    calls = len(fns) * math.ceil(calls / len(fns))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -171,13 +174,20 @@ def _call_with_path(path, est, call):
         _layout.PATH_OVERRIDE = old
 
 
-def bench_cell(est, N, T, dtype, layout, baselines, bw, sets):
+def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
+    """One cell's row. ``sets``: input sets rotated in the device column's graph; 0: enough that
+    together they span ``timing.L2_ROTATION`` times ``l2`` bytes (at least 4)."""
     cell = grid.Cell(est, N, T, dtype, layout)
-    calls = [grid.place(grid.draw(cell, i, "cuda"), layout, "cuda") for i in range(sets)]
+    calls = [grid.place(grid.draw(cell, 0, "cuda"), layout, "cuda")]
+    nbytes = grid.traffic_bytes(calls[0], grid.n_outputs(est))
+    if sets == 0:
+        sets = max(4, timing.n_input_sets(nbytes, l2))
+    calls += [grid.place(grid.draw(cell, i, "cuda"), layout, "cuda") for i in range(1, sets)]
     fns = [(lambda c=c: grid.run(est, c)) for c in calls]
-    floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
+    floor = nbytes / bw * 1e6
     loop, bare = loop_pair_us(fns[0], bare_launch())
-    row = dict(estimator=est, N=N, T=T, dtype=dtype, layout=layout, floor_us=floor,
+    row = dict(estimator=est, N=N, T=T, dtype=dtype, layout=layout, input_sets=sets,
+               floor_us=floor,
                device_us=device_us(fns), loop_us=loop, bare_launch_loop_us=bare,
                full_us=full_us(fns[0]))
     row["device_over_floor"] = row["device_us"] / floor
@@ -203,7 +213,9 @@ def write_markdown(rows, meta, path):
     with open(path, "w") as f:
         f.write(f"# rlscan-bench on {meta['device']} ({meta['date']})\n\n")
         f.write(f"torch {meta['torch']}, triton {meta['triton']}; copy bandwidth "
-                f"{meta['bandwidth_tb_s']:.2f} TB/s. Times in µs; device = CUDA-graph replay; "
+                f"{meta['bandwidth_tb_s']:.2f} TB/s. Times in µs; device = CUDA-graph replay"
+                + (f" over input sets spanning {timing.L2_ROTATION} L2 caches of "
+                   f"{meta['l2_bytes'] >> 20} MiB" if meta.get("l2_bytes") else "") + "; "
                 f"loop after {meta.get('host_warmup_s', 0):g} s of eager calls.")
         refs = [(when, meta[f"host_{when}"]) for when in ("start", "end")
                 if f"host_{when}" in meta]
@@ -271,7 +283,9 @@ def main(argv=None):
                    help="comma list of compile, loop; empty for none")
     p.add_argument("--baseline-estimators", default="gae",
                    help="estimators that also run the baselines (they are slow)")
-    p.add_argument("--sets", type=int, default=4, help="input sets rotated in the graph")
+    p.add_argument("--sets", type=int, default=0,
+                   help="input sets rotated in the device column's graph (default 0: enough to "
+                        "span three L2 caches, at least 4; runs before the 2026-12-03 fix: 4)")
     p.add_argument("--host-warmup", type=float, default=2.0, metavar="S",
                    help="seconds of eager calls before the grid (default 2; see above)")
     p.add_argument("--out", default=DEFAULT_OUT)
@@ -289,7 +303,8 @@ def main(argv=None):
     base = [b for b in args.baselines.split(",") if b]
     base_ests = set(args.baseline_estimators.split(","))
     bw = copy_bandwidth()
-    meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+    l2 = timing.l2_bytes(torch.device("cuda"))
+    meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, l2_bytes=l2,
                 triton=triton.__version__, bandwidth_tb_s=bw / 1e12,
                 date=time.strftime("%Y-%m-%d"), host_warmup_s=args.host_warmup)
     warm_host(args.host_warmup)
@@ -299,7 +314,7 @@ def main(argv=None):
             for n, t in shapes for e in ests]
     os.makedirs(args.out, exist_ok=True)
     for i, (e, n, t, d, l) in enumerate(todo):
-        r = bench_cell(e, n, t, d, l, base if e in base_ests else [], bw, args.sets)
+        r = bench_cell(e, n, t, d, l, base if e in base_ests else [], bw, args.sets, l2)
         rows.append(r)
         extra = "".join(f"  {k[11:]}×{r[k]:.0f}" for k in r if k.startswith("speedup_vs_"))
         print(f"[{i + 1}/{len(todo)}] {e:18s} {n:>6d}x{t:<7d} {d:8s} {l:10s} device "

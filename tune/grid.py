@@ -5,8 +5,9 @@ terminations. Two dtype variants: ``float32`` (every input float32, flags too, l
 anchor library) and ``bfloat16`` (real inputs bfloat16, flags bool). Two layouts: ``time_last``
 (``[N, T]``) and ``time_major`` (``[T, N]`` buffers, passed with ``time_dim=0``).
 
-Data is drawn on the CPU from a seeded generator, so a worker process that recomputes the
-float64 reference draws exactly the same numbers.
+Data is drawn from a generator seeded per input set, on the device that uses it: every process
+drawing on the same kind of device gets the same numbers, so a worker that computes set 0's
+float64 reference (``reference``) sees exactly the inputs the tuner checks.
 """
 from typing import List, NamedTuple, Sequence, Tuple
 

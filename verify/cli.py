@@ -40,7 +40,8 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, help="random seed (turns off the ci profile's "
                                             "derandomization)")
     p.add_argument("--profile", choices=profiles.PROFILES, default=None,
-                   help="Hypothesis profile (default: ci under CI=true, else dev)")
+                   help="Hypothesis profile (default: $HYPOTHESIS_PROFILE if set, else ci under "
+                        "CI=true, else dev)")
     p.add_argument("--impl", metavar="MODULE:FUNCTION",
                    help="verify this implementation instead of rlscan's")
     p.add_argument("--backend", choices=("auto",) + backends.BACKENDS, default="auto",
