@@ -436,11 +436,12 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     ``estimator``: a public function name (``"gae"``, ``"vtrace"``, ..., ``"linear_scan"``).
     ``x``: the call's primary per-step input (``rewards``, ``inputs`` or ``a``), with the
     same shape, strides, dtype and device as in the call; a ``device="meta"`` tensor works
-    when you only want to ask. ``time_dim``: the call's (``x``'s time axis). ``gpu``: a GPU name or slug (``"NVIDIA H200"``) to ask about
-    that GPU's DB instead of ``x``'s device (e.g. from a machine without one).
+    when you only want to ask. ``time_dim``: the call's (``x``'s time axis). ``gpu``: a GPU
+    name or slug (``"NVIDIA H200"``) to ask about that GPU's DB instead of ``x``'s device (e.g.
+    from a machine without one).
     ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
-    default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry may hold look-back configs
-    that run only when these bound every walk back (``bounded_walk``, ``select_config``).
+    default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
+    may hold look-back configs that run only when these bound every walk back (``bounded_walk``, ``select_config``).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry, ``"heuristic"``
     when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,

@@ -5,13 +5,13 @@
     rlscan-bench --baselines compile,loop --shapes 4096x128,8x65536
     rlscan-bench --plot benchmarks/results/bench.json   # redraw the heatmap from a JSON
 
-Per cell (BENCHMARKS.md's method): **device** = 20 calls in a CUDA graph, replay / 20 (median of
-20 replays; the graph rotates over enough input sets to span three L2 caches, as the tuner does,
-``timing.n_input_sets``, every set at least once); **loop** = 200 eager calls between events / 200 (best of
-3; the process first makes eager calls for ``--host-warmup`` seconds, so that the loop figures
-are the steady state of a training loop: on the H200's host a process's calls got ~27% cheaper
-after ~1.5 s of them, eleventh session); **full** = sync, event, one call, event, sync (median of
-60); **floor** = the call's bytes
+Per cell (BENCHMARKS.md's method): **device** = a CUDA graph of at least 20 calls, replay / calls
+(median of 20 replays; the graph rotates over enough input sets to span three L2 caches, as the
+tuner does, ``timing.n_input_sets``, each set equally often); **loop** = 200 eager calls between
+events / 200 (best of 3; the process first makes eager calls for ``--host-warmup`` seconds, so
+that the loop figures are the steady state of a training loop: on the H200's host a process's
+calls got ~27% cheaper after ~1.5 s of them, eleventh session); **full** = sync, event, one call,
+event, sync (median of 60); **floor** = the call's bytes
 (inputs read once, outputs written once) / the measured copy bandwidth. Beside the grid, at its
 start and end, the host's own reference points (BENCHMARKS.md's): the loop figure of a bare
 Triton launch of a one-element kernel and of a ``torch.add``, because the loop column follows the
@@ -187,8 +187,7 @@ def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
     floor = nbytes / bw * 1e6
     loop, bare = loop_pair_us(fns[0], bare_launch())
     row = dict(estimator=est, N=N, T=T, dtype=dtype, layout=layout, input_sets=sets,
-               floor_us=floor,
-               device_us=device_us(fns), loop_us=loop, bare_launch_loop_us=bare,
+               floor_us=floor, device_us=device_us(fns), loop_us=loop, bare_launch_loop_us=bare,
                full_us=full_us(fns[0]))
     row["device_over_floor"] = row["device_us"] / floor
     for kind in baselines:
