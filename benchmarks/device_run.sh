@@ -18,6 +18,8 @@
 #                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh early-stores-ab # look-back spans storing what no carry reaches
 #                                              # before they look back (patch) vs shipped (~4 min)
+#   bash benchmarks/device_run.sh nearest-first-ab # look-back spans waiting for their nearest
+#                                              # predecessor first (patch) vs shipped (~2 min)
 #   bash benchmarks/device_run.sh lookback-ncu # Nsight Compute on the look-back at 8x262144 beside
 #                                              # chunked and the one-pass no-carry bound (~3 min?)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
@@ -218,6 +220,22 @@ early-stores-ab)
     echo "## ${data:-grid data}" | tee -a $OUT/early_stores_ab.txt
     timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_early_stores.patch \
       $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/early_stores_ab.txt
+  done ;;
+nearest-first-ab)
+  # look-back spans waiting first for their nearest predecessor alone, then the window of 8
+  # before it (patches/lookback_nearest_first.patch, twenty-sixth session) against the shipped
+  # kernel on the DB's look-back tiles: the grid's data, then rows without episode ends (~2 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  C=8x65536@lookback:1x256:w1:c1:2l,32x32768@lookback:1x256:w1:c1:2l
+  C=$C,32x32768@lookback:1x512:w1:c1:2l,1x1048576@lookback:1x512:w1:c1:2l
+  C=$C,8x262144@lookback:1x256:w1:c1:2l,8x262144@lookback:1x512:w1:c1:2l
+  C=$C,32x32768@lookback:1x1024:w4:c1,1x1048576@lookback:1x1024:w4:c1
+  for data in "" --no-resets; do
+    E=gae,discounted_returns,lambda_returns,vtrace,retrace,eligibility_traces,episodic_cumsum
+    [ -n "$data" ] && E=gae,discounted_returns,episodic_cumsum
+    echo "## ${data:-grid data}" | tee -a $OUT/nearest_first_ab.txt
+    timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_nearest_first.patch \
+      $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/nearest_first_ab.txt
   done ;;
 lookback-ncu)
   # where a look-back program's time goes (NOTES "What limits us now" 4): Nsight Compute's
