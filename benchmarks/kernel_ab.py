@@ -40,7 +40,7 @@ from rlscan.kernels.launch import force_config
 from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import no_reset_call, parse_config  # noqa: E402 - a sibling script
+from compare_configs import no_reset_call, parse_config, timed_calls  # noqa: E402 - a sibling
 
 START, MID, END = "<<<<", "====", ">>>>"
 
@@ -180,17 +180,19 @@ def main(argv=None) -> int:
         return 2
     if not args.check:
         from rlscan.tune.bench import device_us
+        from rlscan.tune.timing import l2_bytes
+        l2 = l2_bytes(torch.device(device))
     L._compiled.clear()          # direct launches are keyed by kernel; start clean
     bad = 0
     for est in args.estimators.split(","):
         for N, T, name, cfg in cells:
             cell = grid.Cell(est, N, T, args.dtype, args.layout)
-            sets = range(1 if args.check else 3)
             if args.no_resets:
-                calls = [no_reset_call(est, N, T, i, device) for i in sets]
+                make = lambda i: no_reset_call(est, N, T, i, device)   # noqa: E731
             else:
-                calls = [grid.place(grid.draw(cell, i, device), args.layout, device)
-                         for i in sets]
+                make = lambda i: grid.place(grid.draw(cell, i, device),   # noqa: E731
+                                            args.layout, device)
+            calls = [make(0)] if args.check else timed_calls(make, est, l2)
             ref = run_with(S.fused_scan_kernel, est, calls[0], cfg)
             out = run_with(mod.fused_scan_kernel, est, calls[0], cfg)
             wrong = any(differs(x, y) for x, y in zip(ref, out))

@@ -1311,6 +1311,27 @@ def test_no_reset_calls_clear_every_flag_and_set_unit_discounts(est):
     assert torch.equal(decayed.args[0], rewards)
 
 
+def test_compare_configs_and_kernel_ab_time_input_sets_spanning_three_l2_caches():
+    """compare_configs.py / kernel_ab.py draw as many input sets as rlscan-bench rotates
+    (``bench.input_set_count``: together three L2 caches, at least 4), not a fixed 3 that the
+    small cells read from L2; the sets are the grid's draws 0, 1, 2, ..."""
+    cc = _benchmark_script("compare_configs")
+    cell = grid.Cell("gae", 4, 64, "float32", "time_last")
+    drawn = []
+
+    def make(i):
+        drawn.append(i)
+        return grid.place(grid.draw(cell, i, "cpu"), "time_last", "cpu")
+
+    one = grid.traffic_bytes(make(0), grid.n_outputs("gae"))
+    drawn.clear()
+    calls = cc.timed_calls(make, "gae", l2=10 * one)
+    assert len(calls) == 30 and drawn == list(range(30))          # 3 x 10 sets' bytes
+    drawn.clear()
+    assert len(cc.timed_calls(make, "gae", l2=one)) == 4 and drawn == [0, 1, 2, 3]
+    assert not torch.equal(calls[0].args[0], calls[1].args[0])
+
+
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
     """benchmarks/reverse_scan_probe.py times standalone scans; its --check holds every backward
     variant (triton's reverse scan, the shipped two-level scan with one and four parts, the

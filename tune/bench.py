@@ -174,6 +174,13 @@ def _call_with_path(path, est, call):
         _layout.PATH_OVERRIDE = old
 
 
+def input_set_count(nbytes: int, l2: int) -> int:
+    """Input sets for a device-time graph of calls moving ``nbytes`` each: enough that together
+    they span ``timing.L2_ROTATION`` times ``l2`` bytes, at least 4 (so no cell is timed from
+    L2; rlscan-bench, compare_configs.py and kernel_ab.py alike)."""
+    return max(4, timing.n_input_sets(nbytes, l2))
+
+
 def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
     """One cell's row. ``sets``: input sets rotated in the device column's graph; 0: enough that
     together they span ``timing.L2_ROTATION`` times ``l2`` bytes (at least 4)."""
@@ -181,7 +188,7 @@ def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
     calls = [grid.place(grid.draw(cell, 0, "cuda"), layout, "cuda")]
     nbytes = grid.traffic_bytes(calls[0], grid.n_outputs(est))
     if sets == 0:
-        sets = max(4, timing.n_input_sets(nbytes, l2))
+        sets = input_set_count(nbytes, l2)
     calls += [grid.place(grid.draw(cell, i, "cuda"), layout, "cuda") for i in range(1, sets)]
     fns = [(lambda c=c: grid.run(est, c)) for c in calls]
     floor = nbytes / bw * 1e6
