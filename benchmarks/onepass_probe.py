@@ -9,7 +9,9 @@ chunked strategy's two launches at 5.1 + 7.9 µs (discounted returns 1x1M, floor
 stream of the same bytes takes 2.6; the shipped look-back (windows of 256 chunks) lost to
 chunked at 1x1M (19.7 vs 14.2 µs), and nothing had measured the fold of the whole row at once.
 
-Modes, each timed as a CUDA graph of 20 calls (rlscan-bench's device column):
+Modes (``--modes``, default all), each timed as a CUDA graph of 20 calls or more over input sets
+spanning three L2 caches (rlscan-bench's device column; a fixed 3 sets before the twenty-sixth
+session, so its 8x65536 and 32x32768 figures were read from L2):
     bound    scan and write each chunk with carry 0 (wrong results: a lower bound, no fill)
     pub      bound + the fill and the summary's store (still carry 0)
     full     publish, spin on all earlier summaries, fold, write
@@ -109,11 +111,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default=CELLS)
     p.add_argument("--tiles", default=TILES, help="BLOCK_T:warps,...")
+    p.add_argument("--modes", default=",".join(MODES), help="of " + ", ".join(MODES))
     p.add_argument("--check", action="store_true")
     p.add_argument("--ncu", choices=MODES, help="only launch this mode, 4 times, on the first "
                    "cell and tile (for Nsight Compute; nothing timed)")
     args = p.parse_args(argv)
     tiles = [tuple(int(v) for v in x.split(":")) for x in args.tiles.split(",")]
+    unknown = [m for m in args.modes.split(",") if m not in MODES]
+    if unknown:
+        p.error(f"--modes: {', '.join(unknown)}; expected some of {', '.join(MODES)}")
+    modes = {m: MODES[m] for m in args.modes.split(",")}
     if args.ncu:
         N, T = (int(v) for v in args.cells.split(",")[0].split("x"))
         a, b = inputs(N, T, "cuda")
@@ -132,13 +139,14 @@ def main(argv=None) -> int:
                     return 1
         return 0
     from rlscan import linear_scan
-    from rlscan.tune.bench import copy_bandwidth, device_us
-    bw = copy_bandwidth()
+    from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
+    from rlscan.tune.timing import l2_bytes
+    bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
     print("| cell | floor | rlscan | fill | " + " | ".join(
-        f"{m} {bt}/w{w}" for bt, w in tiles for m in MODES) + " |")
+        f"{m} {bt}/w{w}" for bt, w in tiles for m in modes) + " |")
     for cell in args.cells.split(","):
         N, T = (int(v) for v in cell.split("x"))
-        sets = [inputs(N, T, "cuda", seed=i) for i in range(3)]
+        sets = [inputs(N, T, "cuda", seed=i) for i in range(input_set_count(3 * N * T * 4, l2))]
         floor = 3 * N * T * 4 / bw * 1e6
         ship = device_us([lambda a=a, b=b: linear_scan(a, b, reverse=True) for a, b in sets])
         want = linear_scan(*sets[0], reverse=True)
@@ -146,7 +154,7 @@ def main(argv=None) -> int:
                                              device="cuda")])
         row = [f"{N}x{T}", f"{floor:.1f}", f"{ship:.1f}", f"{fill:.1f}"]
         for bt, warps in tiles:
-            for mode, code in MODES.items():
+            for mode, code in modes.items():
                 got = onepass(*sets[0], code, bt, warps)
                 bad = code[0] >= 2 and not torch.allclose(got, want, rtol=1e-3, atol=1e-3)
                 us = device_us([lambda a=a, b=b: onepass(a, b, code, bt, warps)
