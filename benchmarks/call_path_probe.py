@@ -1,9 +1,10 @@
-"""Why a public call can take longer in rlscan-bench's device column than its tuned config
-forced (compare_configs.py): V-trace and Retrace 64x512 3.2-3.3 us in the grid against 2.8-2.9
-forced (twenty-sixth session), GAE 2.5 both ways. Per cell: the kernels one eager call launches
-(torch.profiler), then the CUDA-graph device time (rlscan-bench's method, input sets spanning
-three L2 caches) of the call as shipped, with recorded-plan replay off, and under
-force_config(tuned).
+"""Whether a public call costs more device time than its tuned config forced: per cell, the
+kernels one eager call launches (torch.profiler), then the CUDA-graph device time (rlscan-bench's
+method, input sets spanning three L2 caches) of the call as shipped, with recorded-plan replay
+off, and under force_config(tuned). Asked because V-trace and Retrace 64x512 took 3.2-3.3 us in
+the grids and 2.8-2.9 forced in compare_configs.py (twenty-sixth session); within one process
+the three agreed within 0.04 us (one fused_scan_kernel each), so the gap was the process's,
+not the path's.
 
     python benchmarks/call_path_probe.py --estimators vtrace,retrace,gae --shapes 64x512,4096x128
 """

@@ -17,11 +17,11 @@
 #   bash benchmarks/device_run.sh fixup-ab     # the fix-up's wait after its first scan (patch) vs
 #                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh early-stores-ab # look-back spans storing what no carry reaches
-#                                              # before they look back (patch) vs shipped (~4 min)
+#                                              # before they look back (patch) vs shipped (40 s)
 #   bash benchmarks/device_run.sh nearest-first-ab # look-back spans waiting for their nearest
-#                                              # predecessor first (patch) vs shipped (~2 min)
+#                                              # predecessor first (patch) vs shipped (126 s)
 #   bash benchmarks/device_run.sh lookback-ncu # Nsight Compute on the look-back at 8x262144 beside
-#                                              # chunked and the one-pass no-carry bound (~3 min?)
+#                                              # chunked and the one-pass no-carry bound (44 s)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
 #                                              # (patch) vs shipped, with and without resets
 #                                              # (~2 min)
@@ -209,7 +209,7 @@ early-stores-ab)
   # look-back spans storing the outputs no carry reaches before they look back
   # (patches/lookback_early_stores.patch, twenty-fourth session, unmeasured) against the shipped
   # kernel, forced look-back tiles: the grid's data, then rows without episode ends (where it
-  # can only cost) (~4 min)
+  # can only cost) (40 s; lost everywhere, twenty-sixth session)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   C=8x262144@lookback:1x256:w1:c1:2l,1x1048576@lookback:1x512:w1:c1:2l
   C=$C,1x1048576@lookback:1x256:w1:c1:2l,32x32768@lookback:1x256:w1:c1:2l
@@ -224,7 +224,8 @@ early-stores-ab)
 nearest-first-ab)
   # look-back spans waiting first for their nearest predecessor alone, then the window of 8
   # before it (patches/lookback_nearest_first.patch, twenty-sixth session) against the shipped
-  # kernel on the DB's look-back tiles: the grid's data, then rows without episode ends (~2 min)
+  # kernel on the DB's look-back tiles: the grid's data, then rows without episode ends (126 s;
+  # no gain, twenty-sixth session)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   C=8x65536@lookback:1x256:w1:c1:2l,32x32768@lookback:1x256:w1:c1:2l
   C=$C,32x32768@lookback:1x512:w1:c1:2l,1x1048576@lookback:1x512:w1:c1:2l
@@ -243,7 +244,7 @@ lookback-ncu)
   # (the grid's data), forced look-back 1x256/w1/2l, beside the tuned (chunked) config's
   # launches, the bare recurrence's look-back of the same tile and the one-pass probe's
   # no-carry kernel of it (its lower bound); then, per look-back kernel, the stall samples
-  # per SASS instruction where this ncu prints its source page (~3 min?)
+  # per SASS instruction where this ncu prints its source page (44 s; it does: ncu 2025.3)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   NCU="ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats"
   NCU="$NCU --section WarpStateStats --section SchedulerStats --section SourceCounters"
