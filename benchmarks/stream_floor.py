@@ -2,7 +2,8 @@
 
 For each access mix of the estimators (fp32 streams read and written per step) and each
 shape, a Triton kernel that reads the input streams and writes their sum to the outputs,
-timed like rlscan-bench's device column (CUDA-graph replays, three rotating input sets), next
+timed like rlscan-bench's device column (CUDA-graph replays over input and output sets spanning
+three L2 caches; three sets before the twenty-sixth session, one output), next
 to the bandwidth floor (bytes / copy bandwidth). A scan kernel cannot beat the streaming
 kernel with its access mix; the gap between the two is what the scan itself costs.
 
@@ -14,7 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rlscan.tune.bench import copy_bandwidth, device_us
+from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
+from rlscan.tune.timing import l2_bytes
 
 
 @triton.jit
@@ -35,16 +37,21 @@ def _stream(X0, X1, X2, Y0, Y1, n, READS: tl.constexpr, WRITES: tl.constexpr,
 # (name, fp32 streams read, written): discounted returns, lambda-returns, GAE
 MIXES = (("read 2, write 1 (12 B/step)", 2, 1), ("read 3, write 1 (16 B/step)", 3, 1),
          ("read 3, write 2 (20 B/step)", 3, 2))
-SHAPES = ((16384, 128), (4096, 512), (65536, 128), (16384, 512), (1024, 8192), (131072, 256))
+SHAPES = ((64, 512), (4096, 128), (1, 1048576), (16384, 128), (4096, 512), (65536, 128),
+          (16384, 512), (1024, 8192), (131072, 256))
 
 
 def stream_us(n: int, reads: int, writes: int, block: int = 1024, warps: int = 4) -> float:
-    sets = [[torch.randn(n, device="cuda") for _ in range(3)] for _ in range(3)]
-    ys = [torch.empty(n, device="cuda") for _ in range(2)]
+    count = input_set_count(n * 4 * (reads + writes), l2_bytes(torch.device("cuda")))
+    # each set its own inputs and outputs (unused streams stay unread)
+    sets = [[torch.randn(n, device="cuda") for _ in range(reads)] +
+            [torch.empty(n, device="cuda") for _ in range(writes)] for _ in range(count)]
     grid = (triton.cdiv(n, block),)
 
     def call(xs):
-        _stream[grid](*xs, *ys, n, READS=reads, WRITES=writes, BLOCK=block, num_warps=warps)
+        x, y = xs[:reads], xs[reads:]
+        x, y = x + [x[0]] * (3 - reads), y + [y[0]] * (2 - writes)
+        _stream[grid](*x, *y, n, READS=reads, WRITES=writes, BLOCK=block, num_warps=warps)
     return device_us([(lambda xs=xs: call(xs)) for xs in sets])
 
 
