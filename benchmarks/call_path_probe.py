@@ -8,16 +8,17 @@ not the path's.
 
     python benchmarks/call_path_probe.py --estimators vtrace,retrace,gae --shapes 64x512,4096x128
 """
-import argparse
 import sys
 
 import torch
 
 from rlscan import _replay
 from rlscan.kernels.launch import force_config
-from rlscan.tune import grid, timing
-from rlscan.tune.bench import device_us, input_set_count
+from rlscan.tune import grid
+from rlscan.tune.bench import device_us
 from rlscan.tuning import which_config
+
+from compare_configs import grid_calls, probe_cells   # a sibling script (its folder is on sys.path)
 
 
 def kernels_of(fn):
@@ -31,39 +32,31 @@ def kernels_of(fn):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--estimators", default="vtrace,retrace,gae")
-    p.add_argument("--shapes", default="64x512,4096x128")
-    args = p.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("call_path_probe needs a CUDA GPU", file=sys.stderr)
+    cli = probe_cells("call_path_probe", __doc__, "vtrace,retrace,gae", "64x512,4096x128", argv)
+    if cli is None:
         return 2
-    l2 = timing.l2_bytes(torch.device("cuda"))
-    for est in args.estimators.split(","):
-        for shape in args.shapes.split(","):
-            N, T = map(int, shape.split("x"))
-            cell = grid.Cell(est, N, T, "float32", "time_last")
-            make = lambda i: grid.place(grid.draw(cell, i, "cuda"), "time_last", "cuda")  # noqa: E731
-            c0 = make(0)
-            calls = [c0] + [make(i) for i in range(1, input_set_count(
-                grid.traffic_bytes(c0, grid.n_outputs(est)), l2))]
-            coeffs = {k: c0.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in c0.kwargs}
-            cfg = which_config(est, c0.args[0], **coeffs).config
-            fns = [(lambda c=c: grid.run(est, c)) for c in calls]
-            print(f"{est} {shape} tuned {cfg}")
-            print("  kernels:", ", ".join(k[:40] for k in kernels_of(fns[0])))
-            shipped = device_us(fns)
-            gate = _replay._gate
-            _replay._gate = lambda: False
-            try:
-                no_replay = device_us(fns)
-            finally:
-                _replay._gate = gate
-            with force_config(**cfg):
-                print("  kernels forced:", ", ".join(k[:40] for k in kernels_of(fns[0])))
-                forced = device_us(fns)
-            print(f"  device us: shipped {shipped:.2f}  no replay {no_replay:.2f}  "
-                  f"forced {forced:.2f}  ({len(calls)} input sets)")
+    l2, cells = cli
+    for est, N, T in cells:
+        shape = f"{N}x{T}"
+        calls = grid_calls(est, N, T, l2)
+        c0 = calls[0]
+        coeffs = {k: c0.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in c0.kwargs}
+        cfg = which_config(est, c0.args[0], **coeffs).config
+        fns = [(lambda c=c: grid.run(est, c)) for c in calls]
+        print(f"{est} {shape} tuned {cfg}")
+        print("  kernels:", ", ".join(k[:40] for k in kernels_of(fns[0])))
+        shipped = device_us(fns)
+        gate = _replay._gate
+        _replay._gate = lambda: False
+        try:
+            no_replay = device_us(fns)
+        finally:
+            _replay._gate = gate
+        with force_config(**cfg):
+            print("  kernels forced:", ", ".join(k[:40] for k in kernels_of(fns[0])))
+            forced = device_us(fns)
+        print(f"  device us: shipped {shipped:.2f}  no replay {no_replay:.2f}  "
+              f"forced {forced:.2f}  ({len(calls)} input sets)")
     return 0
 
 

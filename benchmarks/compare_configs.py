@@ -58,6 +58,29 @@ def timed_calls(make, est: str, l2: int):
     return calls + [make(i) for i in range(1, n)]
 
 
+def grid_calls(est: str, N: int, T: int, l2: int, dtype="float32", layout="time_last",
+               device="cuda"):
+    """The grid's input sets of a cell (``grid.draw`` 0, 1, ...) placed in ``layout``, as many as
+    ``timed_calls`` rotates."""
+    cell = grid.Cell(est, N, T, dtype, layout)
+    return timed_calls(lambda i: grid.place(grid.draw(cell, i, device), layout, device), est, l2)
+
+
+def probe_cells(name: str, doc: str, estimators: str, shapes: str, argv=None):
+    """A cell probe's command line (``--estimators``, ``--shapes NxT,...``): ``(l2, [(estimator,
+    N, T), ...])``, or None with a message where no CUDA GPU is present."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--estimators", default=estimators)
+    p.add_argument("--shapes", default=shapes)
+    args = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        print(f"{name} needs a CUDA GPU", file=sys.stderr)
+        return None
+    shapes = [tuple(map(int, x.split("x"))) for x in args.shapes.split(",")]
+    return (timing.l2_bytes(torch.device("cuda")),
+            [(est, N, T) for est in args.estimators.split(",") for N, T in shapes])
+
+
 def no_reset_call(est: str, N: int, T: int, index: int, device="cuda",
                   decay: float = 1.0) -> grid.Call:
     """The grid's input set ``index`` (fp32, time-last) with every flag cleared, γ = ``decay``
@@ -194,12 +217,10 @@ def main(argv=None) -> int:
     bw, est = copy_bandwidth(), args.estimator
     l2 = timing.l2_bytes(torch.device("cuda"))
     for N, T in args.shapes:
-        cell = grid.Cell(est, N, T, args.dtype, args.layout)
         if args.no_resets:
             calls = timed_calls(lambda i: no_reset_call(est, N, T, i, decay=args.decay), est, l2)
         else:
-            calls = timed_calls(lambda i: grid.place(grid.draw(cell, i, "cuda"), args.layout,
-                                                     "cuda"), est, l2)
+            calls = grid_calls(est, N, T, l2, args.dtype, args.layout)
         floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
         first, parts = None, []
         for name, cfg in args.configs:

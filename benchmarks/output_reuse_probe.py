@@ -10,13 +10,14 @@ and with every call's outputs held until the graph is captured (so no block is r
     python benchmarks/output_reuse_probe.py --estimators discounted_returns,gae \\
         --shapes 4096x128,16384x128,8x262144,1x1048576
 """
-import argparse
 import sys
 
 import torch
 
-from rlscan.tune import grid, timing
-from rlscan.tune.bench import device_us, input_set_count
+from rlscan.tune import grid
+from rlscan.tune.bench import device_us
+
+from compare_configs import grid_calls, probe_cells   # a sibling script (its folder is on sys.path)
 
 
 def distinct_outputs(fns) -> int:
@@ -34,33 +35,25 @@ def distinct_outputs(fns) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--estimators", default="discounted_returns,gae")
-    p.add_argument("--shapes", default="4096x128,16384x128,8x262144,1x1048576")
-    args = p.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("output_reuse_probe needs a CUDA GPU", file=sys.stderr)
+    cli = probe_cells("output_reuse_probe", __doc__, "discounted_returns,gae",
+                      "4096x128,16384x128,8x262144,1x1048576", argv)
+    if cli is None:
         return 2
-    l2 = timing.l2_bytes(torch.device("cuda"))
+    l2, cells = cli
     print("| estimator | cell | input sets | distinct outputs | device us | outputs held |")
     print("|---|---|---:|---:|---:|---:|")
-    for est in args.estimators.split(","):
-        for shape in args.shapes.split(","):
-            N, T = map(int, shape.split("x"))
-            cell = grid.Cell(est, N, T, "float32", "time_last")
-            c0 = grid.place(grid.draw(cell, 0, "cuda"), "time_last", "cuda")
-            n = input_set_count(grid.traffic_bytes(c0, grid.n_outputs(est)), l2)
-            calls = [c0] + [grid.place(grid.draw(cell, i, "cuda"), "time_last", "cuda")
-                            for i in range(1, n)]
-            fns = [(lambda c=c: grid.run(est, c)) for c in calls]
-            held = []
-            kept = [(lambda f=f: held.append(f())) for f in fns]
-            distinct = distinct_outputs(fns)
-            us = device_us(fns)
-            us_held = device_us(kept)
-            held.clear()
-            print(f"| {est} | {shape} | {n} | {distinct} | {us:.2f} | {us_held:.2f} |",
-                  flush=True)
+    for est, N, T in cells:
+        shape = f"{N}x{T}"
+        calls = grid_calls(est, N, T, l2)
+        fns = [(lambda c=c: grid.run(est, c)) for c in calls]
+        held = []
+        kept = [(lambda f=f: held.append(f())) for f in fns]
+        distinct = distinct_outputs(fns)
+        us = device_us(fns)
+        us_held = device_us(kept)
+        held.clear()
+        print(f"| {est} | {shape} | {len(calls)} | {distinct} | {us:.2f} | {us_held:.2f} |",
+              flush=True)
     return 0
 
 

@@ -1330,6 +1330,25 @@ def test_compare_configs_and_kernel_ab_time_input_sets_spanning_three_l2_caches(
     drawn.clear()
     assert len(cc.timed_calls(make, "gae", l2=one)) == 4 and drawn == [0, 1, 2, 3]
     assert not torch.equal(calls[0].args[0], calls[1].args[0])
+    drawn_by_grid = cc.grid_calls("gae", 4, 64, l2=10 * one, device="cpu")   # the probes' way
+    assert len(drawn_by_grid) == 30
+    assert torch.equal(drawn_by_grid[5].args[0], calls[5].args[0])
+
+
+def test_probe_cells_reads_estimators_and_shapes_or_refuses_without_a_gpu(monkeypatch, capsys):
+    """call_path_probe.py / output_reuse_probe.py take --estimators and --shapes NxT,... through
+    compare_configs.probe_cells: the GPU's L2 size and every (estimator, N, T) pair, or None and
+    a message naming the probe where there is no CUDA GPU."""
+    cc = _benchmark_script("compare_configs")
+    argv = ["--estimators", "gae,vtrace", "--shapes", "4x8,2x16"]
+    monkeypatch.setattr(cc.torch.cuda, "is_available", lambda: False)
+    assert cc.probe_cells("some_probe", "doc", "gae", "1x8", argv) is None
+    assert "some_probe needs a CUDA GPU" in capsys.readouterr().err
+    monkeypatch.setattr(cc.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cc.timing, "l2_bytes", lambda device: 123)
+    assert cc.probe_cells("some_probe", "doc", "gae", "1x8", argv) == (
+        123, [("gae", 4, 8), ("gae", 2, 16), ("vtrace", 4, 8), ("vtrace", 2, 16)])
+    assert cc.probe_cells("some_probe", "doc", "gae", "1x8", []) == (123, [("gae", 1, 8)])
 
 
 def test_reverse_scan_probe_kernels_solve_the_backward_recurrence(capsys):
