@@ -1,11 +1,11 @@
-"""Whether rlscan-bench's device column keeps a call's writes in L2 (prepared in the twenty-sixth
-session, not yet run). The public calls allocate their outputs per call; inside a captured graph
-the caching allocator may hand a call the block the call before it freed, so every call of the
-graph writes the same lines, which may stay in L2 and never reach DRAM, while the streaming
-reference (stream_floor.py, since the twenty-sixth session) writes each input set's own outputs.
-Per cell: how many distinct first-output addresses a graph of the grid's calls writes, then the
-device time (rlscan-bench's method, input sets spanning three L2 caches) as rlscan-bench takes it
-and with every call's outputs held until the graph is captured (so no block is reused).
+"""Whether freeing a call's outputs inside the timed graph keeps its writes in L2. The public
+calls allocate their outputs per call; inside a captured graph the caching allocator hands a call
+the block the call before it freed, so every call of the graph writes the same lines, which may
+stay in L2 and never reach DRAM, while the streaming reference (stream_floor.py) writes each input
+set's own outputs. ``bench.device_us`` and ``timing.GraphTimer`` therefore hold every captured
+call's outputs (since the twenty-seventh session). Per cell: how many distinct first-output
+addresses a graph of the grid's calls writes when nothing is held, then the device time
+(rlscan-bench's method, input sets spanning three L2 caches) without and with the outputs held.
 
     python benchmarks/output_reuse_probe.py --estimators discounted_returns,gae \\
         --shapes 4096x128,16384x128,8x262144,1x1048576
@@ -40,18 +40,15 @@ def main(argv=None) -> int:
     if cli is None:
         return 2
     l2, cells = cli
-    print("| estimator | cell | input sets | distinct outputs | device us | outputs held |")
+    print("| estimator | cell | input sets | distinct outputs | device us, freed | held |")
     print("|---|---|---:|---:|---:|---:|")
     for est, N, T in cells:
         shape = f"{N}x{T}"
         calls = grid_calls(est, N, T, l2)
         fns = [(lambda c=c: grid.run(est, c)) for c in calls]
-        held = []
-        kept = [(lambda f=f: held.append(f())) for f in fns]
         distinct = distinct_outputs(fns)
-        us = device_us(fns)
-        us_held = device_us(kept)
-        held.clear()
+        us = device_us(fns, hold_outputs=False)
+        us_held = device_us(fns)
         print(f"| {est} | {shape} | {len(calls)} | {distinct} | {us:.2f} | {us_held:.2f} |",
               flush=True)
     return 0

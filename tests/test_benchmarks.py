@@ -117,13 +117,14 @@ def test_bench_rotates_enough_input_sets_that_l2_cannot_hold_them(monkeypatch):
         "input_sets"] == 7 == timed[-1]
 
 
-def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
+def _stub_graph_capture(monkeypatch, on_replay=lambda: None):
+    """torch.cuda's streams, graphs and events replaced by stand-ins that run the captured
+    Python once and time every replay at 1 ms (``on_replay`` runs at each replay)."""
     from rlscan.tune import bench
-    ran = []
 
     class Graph:
         def replay(self):
-            pass
+            on_replay()
 
     class Ctx:
         def __init__(self, *a):
@@ -155,7 +156,37 @@ def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
     monkeypatch.setattr(torch.cuda, "graph", Ctx)
     monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
     monkeypatch.setattr(bench, "_events", lambda: (Event(), Event()))
+
+
+def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
+    from rlscan.tune import bench
+    ran = []
+    _stub_graph_capture(monkeypatch)
     fns = [(lambda i=i: ran.append(i)) for i in range(7)]
     bench.device_us(fns, calls=20, replays=2)
     captured = ran[2:]                        # after the two warm-up calls
     assert len(captured) == 21 and all(captured.count(i) == 3 for i in range(7))
+
+
+@pytest.mark.parametrize("hold", [True, False])
+def test_device_us_holds_every_captured_calls_outputs_through_the_replays(monkeypatch, hold):
+    # outputs freed inside the capture would be the next call's block: its writes could stay in L2
+    import weakref
+    from rlscan.tune import bench
+
+    class Output:
+        pass
+    made, alive = [], []
+    _stub_graph_capture(monkeypatch, lambda: alive.append(sum(r() is not None for r in made)))
+
+    def call():
+        out = Output()
+        made.append(weakref.ref(out))
+        return out
+    bench.device_us([call, call], calls=20, replays=2, hold_outputs=hold)
+    assert len(made) == 22                    # two warm-up calls, then 20 captured
+    if hold:
+        assert alive and all(n == 20 for n in alive)
+    else:
+        assert alive and all(n <= 1 for n in alive)   # at most the last one, still named
+    assert all(r() is None for r in made)     # none outlives the measurement

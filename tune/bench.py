@@ -7,7 +7,8 @@
 
 Per cell (BENCHMARKS.md's method): **device** = a CUDA graph of at least 20 calls, replay / calls
 (median of 20 replays; the graph rotates over enough input sets to span three L2 caches, as the
-tuner does, ``timing.n_input_sets``, each set equally often); **loop** = 200 eager calls between
+tuner does, ``timing.n_input_sets``, each set equally often, and every call in it writes outputs
+of its own, so they too go to DRAM); **loop** = 200 eager calls between
 events / 200 (best of 3; the process first makes eager calls for ``--host-warmup`` seconds, so
 that the loop figures are the steady state of a training loop: on the H200's host a process's
 calls got ~27% cheaper after ~1.5 s of them, eleventh session); **full** = sync, event, one call,
@@ -46,9 +47,15 @@ def _events():
     return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
-def device_us(fns, calls=20, replays=20):
+def device_us(fns, calls=20, replays=20, hold_outputs=True):
     """Median CUDA-graph replay time / call: at least ``calls`` calls in the graph and every one
-    of ``fns`` (one per input set, in rotation) the same number of times."""
+    of ``fns`` (one per input set, in rotation) the same number of times.
+
+    ``hold_outputs``: keep what every captured call returns until the replays are done, so each
+    call of the graph writes its own output memory. Otherwise a call's outputs, freed before the
+    next call is captured, are the block the next call gets from the graph's pool: every call
+    writes the same lines, which can stay in L2 and never reach DRAM, and the figure is low by up
+    to the outputs' write-back (``benchmarks/output_reuse_probe.py`` measures both)."""
     calls = len(fns) * math.ceil(calls / len(fns))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -57,9 +64,12 @@ def device_us(fns, calls=20, replays=20):
             f()
     torch.cuda.current_stream().wait_stream(side)
     g = torch.cuda.CUDAGraph()
+    held = []
     with torch.cuda.graph(g):
         for i in range(calls):
-            fns[i % len(fns)]()
+            out = fns[i % len(fns)]()
+            if hold_outputs:
+                held.append(out)
     g.replay()
     times = []
     for _ in range(replays):
@@ -69,6 +79,7 @@ def device_us(fns, calls=20, replays=20):
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e3 / calls)
+    del held
     return statistics.median(times)
 
 

@@ -4,7 +4,9 @@
 ``i % n_sets``; the graph is replayed after a warm-up replay, and the result is the median
 replay time divided by ``calls``. Launch overhead is hidden, and because the input sets
 together are several times the L2 cache, a small shape cannot run from L2 as it would if
-one input were read over and over.
+one input were read over and over. What each captured call returns is held until the graph is
+gone, so no call writes into the output block of the call before it (the graph's pool would
+hand it over), which could keep the writes in L2 (``bench.device_us`` likewise).
 
 Slow candidates (long rows walked by few programs take milliseconds) get fewer replays, so one
 candidate costs about ``budget_s`` of device time. A candidate that one eager call already shows
@@ -85,10 +87,11 @@ class GraphTimer:
         calls = n_sets * math.ceil(self.calls / n_sets)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.stream(self.stream):
+            held = []
             graph.capture_begin()
             try:
                 for i in range(calls):
-                    call(i % n_sets)
+                    held.append(call(i % n_sets))
             finally:
                 graph.capture_end()
         try:
@@ -100,7 +103,7 @@ class GraphTimer:
             times = [first] + self._replays_ms(graph, n - 1)
             return statistics.median(times) * 1e3 / calls
         finally:
-            del graph
+            del graph, held
             lookback_state.release_captured()   # that graph's look-back workspaces
 
     def _eager_us(self, call) -> float:
