@@ -40,6 +40,8 @@
 #   bash benchmarks/device_run.sh tune-mid     # rlscan-tune on the 16 cells where a retune
 #                                              # stalled (twentieth session), traceback if it
 #                                              # still does (~2.5 min)
+#   bash benchmarks/device_run.sh regcap-ab    # register caps on the long-horizon tiles vs the
+#                                              # DB's configs (~4 min)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
 #                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
@@ -307,6 +309,19 @@ sys.argv = ['rlscan-tune', '--estimators', 'gae,vtrace', '--shapes', '512x4096,1
             '--out', '$OUT/tdb_mid', '--no-table']
 runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
+regcap-ab)
+  # a register cap (maxnreg) on the long-horizon tiles: look-back 1x256/w1/2l takes 72 registers
+  # (discounted), 90 (GAE), 149 (V-trace), so 28 / 22 / 13 one-warp programs an SM by registers
+  # against the 32-block limit, and Nsight measured 33.8% achieved occupancy, 29% of stalls on
+  # the predecessor poll (twenty-sixth session): do capped builds, with more programs resident,
+  # wait less? Forced against the DB's configs (~4 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in ${ESTS:-discounted_returns gae vtrace}; do
+    timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e \
+      --shapes ${SHAPES:-8x65536,32x32768,8x262144,1x1048576,128x16384} \
+      --configs tuned,chunked:1x256:w1:c2:2l,chunked:1x256:w1:c2:2l:r64,chunked:1x256:w1:c2:2l:r48,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r48,chunked:2x128:w2:c4:2l:r40,row_block:16x256:w16:2l:sp16:r64 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/regcap_ab.txt
+  done ;;
 grid-pinned)
   # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
   # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)

@@ -775,8 +775,9 @@ def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
 
 
 def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
-    """The tuner measures a register cap only on the small two-level tiles it was found for
-    (2x128/w2 at 40, 1x128/w1 at 32), right after their uncapped twin; never elsewhere."""
+    """The tuner measures a register cap only on the two-level tiles it was found for (row
+    blocks 2x128/w2 at 40 and 1x128/w1 at 32, look-back spans 1x256/w1 at 64), right after
+    their uncapped twin; never elsewhere."""
     for N, T in SHAPES:
         for est in ("gae", "discounted_returns", "eligibility_traces"):
             for layout in C.LAYOUTS:
@@ -786,13 +787,16 @@ def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
                         assert est in C.BACKWARD and layout == "time_last" and c["TWO_LEVEL"]
                         assert (c["strategy"], c["BLOCK_N"], c["BLOCK_T"], c["num_warps"],
                                 c["maxnreg"]) in {("row_block", 2, 128, 2, 40),
-                                                  ("row_block", 1, 128, 1, 32)}
+                                                  ("row_block", 1, 128, 1, 32),
+                                                  ("lookback", 1, 256, 1, 64)}
                         twin = dict(c)
                         del twin["maxnreg"]
                         assert cands[i - 1] == twin
     labels = [C.label(c) for c in C.candidates("discounted_returns", 65536, 128, "time_last",
                                                 "float32")]
     assert {"row_block/2x128/w2/s1/2l/r40", "row_block/1x128/w1/s1/2l/r32"} <= set(labels)
+    labels = [C.label(c) for c in C.candidates("gae", 8, 262144, "time_last", "float32")]
+    assert "lookback/1x256/w1/s1/c1/2l/r64" in labels
 
 
 def test_validate_register_cap():

@@ -147,8 +147,14 @@ _UNDERFLOW_NATS = 150 * math.log(2)
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
 # H200, 65536x128); capped at 40: 32.0 -> 28.2 us. 1x128/w1/2l at 32: GAE 16384x128 13.1 -> 12.3,
 # Retrace 65536x128 52.9 -> 48.9. Tighter caps spill (V-trace 131072x256 2x128/w2/2l at 32:
-# 870 us vs 199), and other tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
-_REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32}
+# 870 us vs 199), and other row-block tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
+# Look-back spans of 1x256/w1/2l take 72 (discounted) / 90 (GAE) / 149 (V-trace) registers, so
+# 28 / 22 / 13 one-warp programs fit an SM, and they wait on their predecessors' summaries; at
+# 64 all 32 fit (twenty-seventh session, benchmarks/results/probes/*_regcap_ab.txt, H200):
+# discounted 1x1048576 9.03 -> 7.50 us, 8x262144 14.90 -> 14.25; GAE 1x1048576 11.70 -> 11.05,
+# 8x262144 21.22 -> 18.88; V-trace spills and loses (8x262144 27.3 -> 28.2). At 48 all lost.
+_REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32,
+                  ("lookback", 1, 256, 1): 64}
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
 # bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
 # the fp32 time for x0.58-0.65 the bytes. H200, bf16 + bool, groups of 8 vs 4 (kernel_ab.py):
