@@ -69,7 +69,14 @@ tune-bench)
   # TUNE_S: the tune's cap (a SIGINT; default 490 s, the shipped kernel's tune took 368 s in the
   # twenty-first session); BENCH_S=0: no grid after it (a tune of more candidates wants the
   # call's whole 600 s: the grid then in its own call, DB=/tmp/tdb_last.json grid-pinned)
-  timeout -s INT ${TUNE_S:-490} python3 -m rlscan.tune.cli --out $OUT/tdb > $OUT/tune.log 2>&1
+  # TUNE_ARGS: a part of the grid (e.g. "--dtypes float32"), merged into the tree's DB (a kernel
+  # whose source changed loses its old entries: tune.db.merge). A full retune took 553 s for 400
+  # of 512 buckets in the twenty-seventh session (every timed call's outputs held, r64 look-back
+  # candidates): it no longer fits one call; tune in two parts, committing the first's DB
+  if [ -n "${TUNE_ARGS:-}" ]; then
+    mkdir -p $OUT/tdb && cp /tmp/site/rlscan/tuning_db/nvidia-h200.json $OUT/tdb/
+  fi
+  timeout -s INT ${TUNE_S:-490} python3 -m rlscan.tune.cli --out $OUT/tdb ${TUNE_ARGS:-} > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
   cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
   cp $OUT/tdb/nvidia-h200.json /tmp/tdb_last.json
