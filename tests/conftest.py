@@ -48,6 +48,56 @@ def nan_poisoned_outputs(monkeypatch):
     monkeypatch.setattr(rlscan._layout, "POISON_OUTPUTS", True)
 
 
+@pytest.fixture
+def cuda_graph_stand_ins(monkeypatch):
+    """``install(on_replay)``: torch.cuda's streams, graphs, events and synchronisation replaced
+    by stand-ins, so the device-time code runs on a CPU: the captured Python runs once, every
+    replay calls ``on_replay()`` and every pair of events measures 1 ms."""
+    import contextlib
+
+    class Graph:
+        def capture_begin(self):
+            pass
+
+        def capture_end(self):
+            pass
+
+        def replay(self):
+            on_replay[0]()
+
+    class Event:
+        def __init__(self, **kw):
+            pass
+
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return 1.0
+
+    class Stream:
+        def __init__(self, *a):
+            pass
+
+        def wait_stream(self, other):
+            pass
+
+    on_replay = [lambda: None]
+    for name, stand_in in (("Stream", Stream), ("current_stream", lambda *a: Stream()),
+                           ("stream", lambda *a: contextlib.nullcontext()),
+                           ("graph", lambda *a, **k: contextlib.nullcontext()),
+                           ("CUDAGraph", Graph), ("Event", Event),
+                           ("synchronize", lambda *a: None)):
+        monkeypatch.setattr(torch.cuda, name, stand_in)
+
+    def install(hook=lambda: None):
+        on_replay[0] = hook
+    return install
+
+
 @pytest.hookimpl(trylast=True)     # after -m and -k have deselected theirs: balanced shards
 def pytest_collection_modifyitems(config, items):
     """``RLSCAN_TEST_SHARD=i/n`` keeps every n-th collected test from the i-th (0 <= i < n):

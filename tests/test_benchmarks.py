@@ -117,51 +117,10 @@ def test_bench_rotates_enough_input_sets_that_l2_cannot_hold_them(monkeypatch):
         "input_sets"] == 7 == timed[-1]
 
 
-def _stub_graph_capture(monkeypatch, on_replay=lambda: None):
-    """torch.cuda's streams, graphs and events replaced by stand-ins that run the captured
-    Python once and time every replay at 1 ms (``on_replay`` runs at each replay)."""
-    from rlscan.tune import bench
-
-    class Graph:
-        def replay(self):
-            on_replay()
-
-    class Ctx:
-        def __init__(self, *a):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            return False
-
-    class Event:
-        def record(self):
-            pass
-
-        def synchronize(self):
-            pass
-
-        def elapsed_time(self, end):
-            return 1.0
-
-    class Stream:
-        def wait_stream(self, other):
-            pass
-
-    monkeypatch.setattr(torch.cuda, "Stream", Stream)
-    monkeypatch.setattr(torch.cuda, "current_stream", Stream)
-    monkeypatch.setattr(torch.cuda, "stream", Ctx)
-    monkeypatch.setattr(torch.cuda, "graph", Ctx)
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
-    monkeypatch.setattr(bench, "_events", lambda: (Event(), Event()))
-
-
-def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
+def test_device_us_puts_every_input_set_in_the_graph_equally_often(cuda_graph_stand_ins):
     from rlscan.tune import bench
     ran = []
-    _stub_graph_capture(monkeypatch)
+    cuda_graph_stand_ins()
     fns = [(lambda i=i: ran.append(i)) for i in range(7)]
     bench.device_us(fns, calls=20, replays=2)
     captured = ran[2:]                        # after the two warm-up calls
@@ -169,7 +128,8 @@ def test_device_us_puts_every_input_set_in_the_graph_equally_often(monkeypatch):
 
 
 @pytest.mark.parametrize("hold", [True, False])
-def test_device_us_holds_every_captured_calls_outputs_through_the_replays(monkeypatch, hold):
+def test_device_us_holds_every_captured_calls_outputs_through_the_replays(cuda_graph_stand_ins,
+                                                                        hold):
     # outputs freed inside the capture would be the next call's block: its writes could stay in L2
     import weakref
     from rlscan.tune import bench
@@ -177,7 +137,7 @@ def test_device_us_holds_every_captured_calls_outputs_through_the_replays(monkey
     class Output:
         pass
     made, alive = [], []
-    _stub_graph_capture(monkeypatch, lambda: alive.append(sum(r() is not None for r in made)))
+    cuda_graph_stand_ins(lambda: alive.append(sum(r() is not None for r in made)))
 
     def call():
         out = Output()

@@ -1502,52 +1502,16 @@ def test_resident_warps_follow_the_sm90_register_file():
     assert mod.resident_warps(128, 16) == 16
 
 
-def test_graph_timer_holds_every_captured_calls_outputs_until_its_graph_is_gone(monkeypatch):
+def test_graph_timer_holds_every_captured_calls_outputs_until_its_graph_is_gone(
+        cuda_graph_stand_ins, monkeypatch):
     """A captured call's outputs, freed inside the capture, would be the next call's block (the
     graph's pool): every call would write the same lines, which can stay in L2. GraphTimer keeps
     them all alive through the replays and lets them go with the graph."""
-    import contextlib
     import weakref
     from rlscan.tune import timing
 
     made, alive = [], []
-
-    class Graph:
-        def capture_begin(self):
-            pass
-
-        def capture_end(self):
-            pass
-
-        def replay(self):
-            alive.append(sum(r() is not None for r in made))
-
-    class Event:
-        def __init__(self, **kw):
-            pass
-
-        def record(self):
-            pass
-
-        def synchronize(self):
-            pass
-
-        def elapsed_time(self, other):
-            return 1.0
-
-    class Stream:
-        def __init__(self, *a):
-            pass
-
-        def wait_stream(self, other):
-            pass
-
-    monkeypatch.setattr(torch.cuda, "Stream", Stream)
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: Stream())
-    monkeypatch.setattr(torch.cuda, "stream", lambda s: contextlib.nullcontext())
-    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
-    monkeypatch.setattr(torch.cuda, "Event", Event)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    cuda_graph_stand_ins(lambda: alive.append(sum(r() is not None for r in made)))
     monkeypatch.setattr(timing.lookback_state, "release_captured", lambda: None)
 
     class Output:
