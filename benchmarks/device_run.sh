@@ -21,7 +21,7 @@
 #   bash benchmarks/device_run.sh nearest-first-ab # look-back spans waiting for their nearest
 #                                              # predecessor first (patch) vs shipped (126 s)
 #   bash benchmarks/device_run.sh output-reuse # do the grid's calls reuse one output block in
-#                                              # its graphs; device time freed vs held (~60 s?)
+#                                              # its graphs; device time freed vs held (29 s)
 #   bash benchmarks/device_run.sh lookback-ncu # Nsight Compute on the look-back at 8x262144 beside
 #                                              # chunked and the one-pass no-carry bound (44 s)
 #   bash benchmarks/device_run.sh lookback-ab  # look-back spans publishing their leaving value
@@ -252,7 +252,7 @@ nearest-first-ab)
 output-reuse)
   # whether the grid's calls write the same output block in every call of its graph when their
   # outputs are freed inside it, and the device column freed vs held (held: rlscan-bench's and
-  # the tuner's way since the twenty-seventh session; benchmarks/output_reuse_probe.py; ~60 s?)
+  # the tuner's way since the twenty-seventh session; benchmarks/output_reuse_probe.py; 29 s)
   # PROBE_ARGS: the probe's --estimators / --shapes
   export PYTHONPATH=/tmp/site:$R/benchmarks
   timeout 150 python3 $R/benchmarks/output_reuse_probe.py ${PROBE_ARGS:-} 2>&1 | grep -v "Warn\|_warn" \
