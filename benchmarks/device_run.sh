@@ -321,12 +321,15 @@ regcap-ab)
   # (discounted), 90 (GAE), 149 (V-trace), so 28 / 22 / 13 one-warp programs an SM by registers
   # against the 32-block limit, and Nsight measured 33.8% achieved occupancy, 29% of stalls on
   # the predecessor poll (twenty-sixth session): do capped builds, with more programs resident,
-  # wait less? Forced against the DB's configs (~4 min)
+  # wait less? Forced against the DB's configs (221 s; r64 look-back won for discounted and GAE
+  # and became a candidate). Next: ESTS="lambda_returns retrace" CONFIGS=tuned,lookback:1x512:w1:c1:2l,
+  # lookback:1x512:w1:c1:2l:r64,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64 (the tiles
+  # the twenty-third session's DB chose for them at 32x32768)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${ESTS:-discounted_returns gae vtrace}; do
     timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e \
       --shapes ${SHAPES:-8x65536,32x32768,8x262144,1x1048576,128x16384} \
-      --configs tuned,chunked:1x256:w1:c2:2l,chunked:1x256:w1:c2:2l:r64,chunked:1x256:w1:c2:2l:r48,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r48,chunked:2x128:w2:c4:2l:r40,row_block:16x256:w16:2l:sp16:r64 \
+      --configs ${CONFIGS:-tuned,chunked:1x256:w1:c2:2l,chunked:1x256:w1:c2:2l:r64,chunked:1x256:w1:c2:2l:r48,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r48,chunked:2x128:w2:c4:2l:r40,row_block:16x256:w16:2l:sp16:r64} \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/regcap_ab.txt
   done ;;
 grid-pinned)
