@@ -79,7 +79,6 @@ def device_us(fns, calls=20, replays=20, hold_outputs=True):
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e3 / calls)
-    del held
     return statistics.median(times)
 
 
