@@ -452,6 +452,28 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
     assert "maxnreg" not in options((4, 3, None, True))
 
 
+@pytest.mark.parametrize("est", BACKWARD)
+def test_register_capped_lookback_spans_walking_to_the_row_start_match_reference(backend, device,
+                                                                                 est):
+    """Look-back spans of 256 steps under the tuner's 64-register cap (`configs._REGISTER_CAPS`;
+    the shipped DB's choice at 32x32768 and first `bounded_walk` config at 8x262144 and 1x1M;
+    V-trace's span takes 149 registers uncapped, so it spills): rows of 10 spans with random
+    episode ends, and one with none at γ = 0.999, λ = 1, whose spans fold their nearest 8
+    predecessors and then walk back to the row's start (V-trace's and Retrace's truncated
+    ratios end the walk earlier, where their product underflows to 0), give the reference's
+    results (the interpreter ignores the cap and checks the walk alone)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    shape = (3, 10 * 256 + 5)
+    kw, rk = make(est, shape, seed=59, gamma=0.999, lmbda=1.0)    # rk shares kw's tensors
+    for flag in ("terminated", "truncated", "dones"):
+        if kw.get(flag) is not None:
+            kw[flag][1] = False
+    matches_reference_under(dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1,
+                                 CHUNKS_PER_SPAN=1, TWO_LEVEL=True, maxnreg=64),
+                            est, kw, rk, device, T=shape[-1])
+
+
 @pytest.mark.parametrize("ends", ["random", "none"])
 @pytest.mark.parametrize("window", [(16, 16), None])
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
