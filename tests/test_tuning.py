@@ -991,6 +991,41 @@ def test_tuner_end_to_end_with_a_fake_timer(tmp_path, dirs, monkeypatch):
     assert "vs_heuristic" in table and len(table.splitlines()) == len(cells) + 1
 
 
+def test_sweep_says_where_each_buckets_wall_time_went(monkeypatch):
+    """Every cell's seconds are split by sweep.PHASES where they are spent: a float64 reference
+    that takes 0.3 s shows under references for the cells that wait for it, a timer that takes
+    20 ms a candidate under timing; time_report sums the phases and names the slowest bucket."""
+    import time
+    cells = grid.cells([(8, 40)], ["gae", "episodic_cumsum"], ["float32"], ["time_last"])
+    real_reference = grid.reference
+
+    def slow_reference(key, device="cpu"):
+        if key[0] == "gae":
+            time.sleep(0.3)
+        return real_reference(key, device)
+    monkeypatch.setattr(grid, "reference", slow_reference)
+
+    def timer(call, n_sets, config, cutoff_us=None):
+        time.sleep(0.02)
+        return 10.0 + config["BLOCK_T"]
+
+    with Workers(0, "cpu") as w:
+        results = sweep.run(cells, "cpu", timer, w, l2_bytes=1 << 16, bandwidth=1e12)
+    by_est = {r.cell.estimator: r for r in results}
+    for r in results:
+        assert set(r.seconds) == set(sweep.PHASES) and min(r.seconds.values()) >= 0
+        n_timed = sum(m.status == "ok" for m in r.measured)
+        assert n_timed > 0 and 0.02 * n_timed <= r.seconds["timing"] < 0.02 * n_timed + 1.0
+    assert by_est["gae"].seconds["references"] >= 0.3
+    assert by_est["episodic_cumsum"].seconds["references"] < 0.3
+    report = sweep.time_report(results)
+    total_timing = sum(r.seconds["timing"] for r in results)
+    assert report[0].startswith("time by phase over 2 buckets: references ")
+    assert f"timing {total_timing:.0f} s" in report[0]
+    assert report[1].startswith("slow bucket gae 8x40 float32 time_last: ")
+    assert len(report) == 3 and sweep.time_report([]) == []
+
+
 def test_the_winner_is_within_the_span_limit_and_faster_lookbacks_beyond_it_are_kept_apart():
     """sweep.pick (the tuner's and --reselect's rule): the winner is the fastest config within
     the look-back span limit; look-back configs beyond it that were faster become the entry's

@@ -157,6 +157,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if compiles:
         print(f"rlscan-tune: {len(compiles)} kernels compiled ahead by workers, "
               f"{sum(compiles) / len(compiles):.2f} s each on average", file=sys.stderr)
+    for line in sweep.time_report(results):
+        print(f"rlscan-tune: {line}", file=sys.stderr)
     for r in results:
         if r.winner is None:
             why = r.measured[0].status if r.measured else "no candidates"

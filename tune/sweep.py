@@ -57,6 +57,16 @@ class CellResult(NamedTuple):
     # look-back configs beyond the span limit that beat the winner, fastest first
     bounded_walk: Tuple[Measured, ...] = ()
     walk_reach: Tuple[WalkReach, ...] = ()      # one per bounded_walk config (where measured)
+    seconds: Optional[Dict[str, float]] = None  # the cell's wall time by PHASES (run, tune_cell)
+
+
+# Where a cell's wall time goes (``CellResult.seconds``, summed by ``time_report``): waiting for
+# the workers' float64 reference and compiles, drawing the input sets, each candidate's first
+# call (loading or compiling its kernels, the float64 check), the timer, walk-reach timings.
+# Why: a full retune took 409 s in the twenty-third session and 946 s (two calls) in the
+# twenty-eighth, and its 512x4096 buckets alone took 93-121 s a dtype while the grid's model of
+# new compiles there predicts ~10 s: the log should say where that went.
+PHASES = ("references", "compiles", "inputs", "first_calls", "timing", "walk_reach")
 
 
 def check(outputs, refs) -> Optional[str]:
@@ -104,20 +114,29 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
     reference outputs of set 0 on the same device."""
     hlabel = C.label(heuristic_for(cell))
     measured, best = [], None
+    seconds = {"first_calls": 0.0, "timing": 0.0, "walk_reach": 0.0}
     for cfg in candidates:
         lab = C.label(cfg)
 
         def call(i, cfg=cfg):
             with force_config(**cfg):
                 return grid.run(cell.estimator, sets[i])
+        t0 = time.perf_counter()
         try:
-            outs = grid.time_last(call(0), cell.layout)     # compiles on first use
-            why = check(outs, refs)
-            del outs
+            try:
+                outs = grid.time_last(call(0), cell.layout)     # compiles on first use
+                why = check(outs, refs)
+                del outs
+            finally:
+                t1 = time.perf_counter()
+                seconds["first_calls"] += t1 - t0
             if why is not None:
                 measured.append(Measured(cfg, lab, None, f"rejected: {why}"))
                 continue
-            us = timer(call, len(sets), cfg, cutoff_us=best)
+            try:
+                us = timer(call, len(sets), cfg, cutoff_us=best)
+            finally:
+                seconds["timing"] += time.perf_counter() - t1
         except Exception as e:  # noqa: BLE001 - compile errors, OutOfResources, launch failures
             measured.append(Measured(cfg, lab, None, f"failed: {_error_text(e)}"))
             continue
@@ -127,9 +146,11 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
     winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
     heur = next((m for m in measured if m.label == hlabel), None)
     winner_times: dict = {}                     # decay -> the winner's time there
+    t0 = time.perf_counter()
     reach = tuple(walk_reach(cell, sets, winner, m.config, timer, winner_times)
                   for m in bounded) if C.walk_can_be_bounded(cell.estimator) else ()
-    return CellResult(cell, measured, winner, heur, floor_us, bounded, reach)
+    seconds["walk_reach"] = time.perf_counter() - t0
+    return CellResult(cell, measured, winner, heur, floor_us, bounded, reach, seconds)
 
 
 def walk_reach(cell: grid.Cell, sets: Sequence[grid.Call], winner: Measured, config: dict,
@@ -273,6 +294,24 @@ class Progress:
         self.stream.flush()
 
 
+def time_report(results: Sequence[CellResult], slowest: int = 5) -> List[str]:
+    """Lines saying where the sweep's wall time went: the total of each of ``PHASES`` over the
+    cells, then the ``slowest`` cells with theirs (cells without ``seconds`` are skipped)."""
+    timed = [r for r in results if r.seconds]
+    if not timed:
+        return []
+    total = {p: sum(r.seconds.get(p, 0.0) for r in timed) for p in PHASES}
+    lines = [f"time by phase over {len(timed)} buckets: "
+             + ", ".join(f"{p.replace('_', ' ')} {total[p]:.0f} s" for p in PHASES)]
+    for r in sorted(timed, key=lambda r: -sum(r.seconds.values()))[:slowest]:
+        split = ", ".join(f"{p.replace('_', ' ')} {r.seconds[p]:.1f}" for p in PHASES
+                          if r.seconds.get(p, 0.0) >= 0.05)
+        lines.append(f"slow bucket {r.cell.estimator} {r.cell.N}x{r.cell.T} {r.cell.dtype} "
+                     f"{r.cell.layout}: {sum(r.seconds.values()):.1f} s ({split}; "
+                     f"{len(r.measured)} candidates)")
+    return lines
+
+
 def _device_still_works(device, cell: grid.Cell, r: CellResult) -> None:
     """After a bucket where nothing passed, make sure the device can still run anything."""
     try:
@@ -325,16 +364,21 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
             workers.submit_compiles(ahead, spaces[ahead])
             submitted += 1
         cands = spaces.pop(cell)
+        t0 = time.perf_counter()
         if cell.reference_key != ref_key:
             refs = None                      # free the last one before making the next
             ref_key = cell.reference_key
             refs = refs_on(device, workers.reference(ref_key))
+        t1 = time.perf_counter()
         workers.wait_compiles(cell, cands)
+        t2 = time.perf_counter()
         sets = prepare(cell, device, [0])
         nbytes = grid.traffic_bytes(sets[0], grid.n_outputs(cell.estimator))
         sets += prepare(cell, device, range(1, n_input_sets(nbytes, l2_bytes) if l2_bytes else 1))
         floor = nbytes / bandwidth * 1e6 if bandwidth else None
+        waits = {"references": t1 - t0, "compiles": t2 - t1, "inputs": time.perf_counter() - t2}
         r = tune_cell(cell, sets, refs, cands, timer, floor)
+        r = r._replace(seconds={**waits, **(r.seconds or {})})
         del sets
         if torch.device(device).type == "cuda":
             # hand the cell's graph pools and input sets back to the driver: without it the
