@@ -322,9 +322,12 @@ regcap-ab)
   # against the 32-block limit, and Nsight measured 33.8% achieved occupancy, 29% of stalls on
   # the predecessor poll (twenty-sixth session): do capped builds, with more programs resident,
   # wait less? Forced against the DB's configs (221 s; r64 look-back won for discounted and GAE
-  # and became a candidate). Next: ESTS="lambda_returns retrace" CONFIGS=tuned,lookback:1x512:w1:c1:2l,
-  # lookback:1x512:w1:c1:2l:r64,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64 (the tiles
-  # the twenty-third session's DB chose for them at 32x32768)
+  # and became a candidate). Twenty-eighth: λ-returns and Retrace (Retrace 8x262144 24.1 ->
+  # 20.9 at r64). Next, caps between 64 and uncapped (valid since the twenty-eighth session, not
+  # candidates; V-trace spills 4 bytes at 112, Retrace none at 80, kernel_resources.py):
+  # ESTS="vtrace retrace" SHAPES=8x65536,32x32768,8x262144,1x1048576 CONFIGS=tuned,
+  # lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r72,
+  # lookback:1x256:w1:c1:2l:r80,lookback:1x256:w1:c1:2l:r96,lookback:1x256:w1:c1:2l:r112
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${ESTS:-discounted_returns gae vtrace}; do
     timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e \

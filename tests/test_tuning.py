@@ -804,7 +804,8 @@ def test_validate_register_cap():
     assert C.validate(ok)["maxnreg"] == 40
     assert C.label(C.validate(ok)) == "row_block/2x128/w2/s1/r40"
     assert "maxnreg" not in C.validate(dict(ok, maxnreg=None))
-    for bad in (33, 0, True, "40", 256):
+    assert C.label(C.validate(dict(ok, maxnreg=112))) == "row_block/2x128/w2/s1/r112"
+    for bad in (33, 0, True, "40", 256, 128):
         with pytest.raises(ValueError, match="maxnreg"):
             C.validate(dict(ok, maxnreg=bad))
     assert C.to_triton_config(ok).maxnreg == 40

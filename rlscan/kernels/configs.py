@@ -46,8 +46,13 @@ DTYPES = ("float32", "bfloat16", "float16")
 MAX_TILE = 16384            # BLOCK_N * BLOCK_T: the kernel keeps ~10 live [BN, BT] fp32 arrays
 NUM_WARPS = (1, 2, 4, 8, 16, 32)   # 16, 32: rows split over that many warps (_SPLIT_ROWS)
 NUM_STAGES = (1, 2, 3)
-# 32 registers a thread: 64 warps an SM (full occupancy); 40: 48 warps; 48: 40; 64: 32
-MAXNREG = (32, 40, 48, 64)
+# 32 registers a thread: 64 warps an SM (full occupancy); 40: 48 warps; 48: 40; 64: 32; 72:
+# 28; 80: 25; 96: 21; 112: 18. 72-112 are valid for forced A/Bs, not yet tuner candidates: the
+# look-back 1x256/w1/2l spans of V-trace (146 registers uncapped, ptxas of triton 3.6's wheel
+# for sm_90, benchmarks/kernel_resources.py) spill 288 bytes at 64 and lost there, but only 4 at
+# 112 and 36 at 96; Retrace's (128) won at 64 with 60 bytes of spills (8x262144 24.1 -> 20.9
+# us, twenty-eighth session) and spill none at 80, 4 bytes at 72.
+MAXNREG = (32, 40, 48, 64, 72, 80, 96, 112)
 
 # The row-block kernel is latency-bound: small tiles, few warps, many programs. The first
 # H200 sweep (GAE over the standard grid, fp32 and bf16, both layouts, 64 buckets) dropped
