@@ -18,8 +18,6 @@
 #                                              # shipped, forced; look-back windows (~3 min)
 #   bash benchmarks/device_run.sh early-stores-ab # look-back spans storing what no carry reaches
 #                                              # before they look back (patch) vs shipped (40 s)
-#   bash benchmarks/device_run.sh vtrace-live-ab # V-trace's pg terms formed before the scan
-#                                              # (patch) vs shipped, forced look-back (~1 min)
 #   bash benchmarks/device_run.sh nearest-first-ab # look-back spans waiting for their nearest
 #                                              # predecessor first (patch) vs shipped (126 s)
 #   bash benchmarks/device_run.sh output-reuse # do the grid's calls reuse one output block in
@@ -234,20 +232,6 @@ early-stores-ab)
     timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_early_stores.patch \
       $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/early_stores_ab.txt
   done ;;
-vtrace-live-ab)
-  # V-trace's pg terms formed before the scan (patches/vtrace_fewer_live_terms.patch, twenty-
-  # eighth session: look-back 1x256/w1/2l 146 -> 128 registers by triton 3.6's ptxas, results
-  # equal under the interpreter), against the shipped kernel, forced, uncapped and capped
-  # (~1 min; unmeasured)
-  export PYTHONPATH=/tmp/site:$R/benchmarks
-  C=""
-  for s in 8x262144 1x1048576 32x32768 8x65536; do
-    for c in lookback:1x256:w1:c1:2l lookback:1x256:w1:c1:2l:r112 lookback:1x256:w1:c1:2l:r96; do
-      C=$C${C:+,}$s@$c
-    done
-  done
-  timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/vtrace_fewer_live_terms.patch \
-    --estimators vtrace --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/vtrace_live_ab.txt ;;
 nearest-first-ab)
   # look-back spans waiting first for their nearest predecessor alone, then the window of 8
   # before it (patches/lookback_nearest_first.patch, twenty-sixth session) against the shipped
@@ -340,7 +324,8 @@ regcap-ab)
   # wait less? Forced against the DB's configs (221 s; r64 look-back won for discounted and GAE
   # and became a candidate). Twenty-eighth: λ-returns and Retrace (Retrace 8x262144 24.1 ->
   # 20.9 at r64). Next, caps between 64 and uncapped (valid since the twenty-eighth session, not
-  # candidates; V-trace spills 4 bytes at 112, Retrace none at 80, kernel_resources.py):
+  # candidates; V-trace's span: 128 registers, no spills at 96, 44 bytes at 80, 180 at 64 by
+  # kernel_resources.py):
   # ESTS="vtrace retrace" SHAPES=8x65536,32x32768,8x262144,1x1048576 CONFIGS=tuned,
   # lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r72,
   # lookback:1x256:w1:c1:2l:r80,lookback:1x256:w1:c1:2l:r96,lookback:1x256:w1:c1:2l:r112
@@ -391,7 +376,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|vtrace-live-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

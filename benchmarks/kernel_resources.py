@@ -3,10 +3,11 @@
 Register pressure decides how many warps an SM holds (benchmarks/NOTES.md, "What limits us
 now" 7), and earlier sessions read it from ptxas by hand. For each estimator and forced config
 this script makes the standard grid's call (``rlscan.tune.grid``, fp32, time-last) on CPU
-tensors with the launcher's ``_run`` replaced by a recorder, so it gets exactly the constexprs
-and options of every launch the H200 would make (programmatic dependent launches on); it then
-compiles each launch of ``fused_scan_kernel`` with Triton's compiler for
-``GPUTarget("cuda", 90, 32)`` (no driver needed), runs the ptxas Triton itself uses for sm_90
+tensors with the launcher's ``_run`` replaced by a recorder, so it gets exactly the constexprs,
+options and arguments of every launch the H200 would make (programmatic dependent launches on);
+it then compiles each launch of ``fused_scan_kernel`` with Triton's compiler for
+``GPUTarget("cuda", 90, 32)`` (no driver needed), specialised on those arguments by the JIT's
+own binder (``_as_launched``), runs the ptxas Triton itself uses for sm_90
 (``-v``) and prints: registers a thread, spill bytes, the SM's resident warps those registers
 allow (65,536 registers, 64 warps, 32 blocks), PTX lines, shuffles (``shfl.sync``) and
 barriers (``bar.sync``).
@@ -14,8 +15,11 @@ barriers (``bar.sync``).
     python benchmarks/kernel_resources.py --estimators gae,vtrace --shape 8x65536 \\
         --configs row_block:2x128:w2:2l,chunked:1x512:w1:c1:2l,lookback:1x1024:w4:c1
 
-Configs are ``compare_configs.py`` names. The numbers are for the Triton installed here (the
-H200 runs triton 3.6, whose ptxas and code generation differ: check with its wheel).
+Configs are ``compare_configs.py`` names. The numbers are for the Triton installed here; the
+H200 runs triton 3.6, whose ptxas and code generation differ from later ones: use its wheel
+(``pip install --no-deps --target /tmp/t36 triton==3.6.0``, then ``PYTHONPATH=/tmp/t36``),
+which gives the 72 registers Nsight Compute measured on the H200 for discounted returns'
+look-back 1x256/w1/2l at 8x262144 (before the binder: 94, every pointer *fp32 and unaligned).
 """
 import argparse
 import os
@@ -41,13 +45,14 @@ _FLOATS = ("gamma", "lmbda", "rho_bar", "c_bar", "pg_rho_bar")
 
 
 def launches(est: str, N: int, T: int, cfg: dict):
-    """[(constexprs, options), ...] of the scan-kernel launches of one call of the grid's cell,
-    as the launcher makes them on a GPU with programmatic dependent launch."""
+    """[(constexprs, options, arguments), ...] of the scan-kernel launches of one call of the
+    grid's cell, as the launcher makes them on a GPU with programmatic dependent launch
+    (``arguments``: the launch's own, tensors in place of their addresses)."""
     seen = []
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
         if kernel is L.fused_scan_kernel:
-            seen.append((dict(zip(names, consts)), options))
+            seen.append((dict(zip(names, consts)), options, L._tensors(args, objs)))
 
     call = grid.draw(grid.Cell(est, N, T, "float32", "time_last"))
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
@@ -65,8 +70,38 @@ def launches(est: str, N: int, T: int, cfg: dict):
     return seen
 
 
-def compile_ptx(consts: dict, options: tuple) -> str:
-    """PTX of fused_scan_kernel for sm_90 with these constexprs and launcher options."""
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+def _as_launched(consts: dict, options: tuple, arguments) -> ASTSource:
+    """The source Triton's JIT itself builds for this launch: its binder's specialisation of
+    the real arguments (each pointer's dtype, bool flags as *i1, 16-byte alignment; integers
+    equal to 1 as constants, divisible by 16 as such), so ptxas sees the vectorised loads of a
+    real launch. Without it (the first version of this script: every pointer *fp32, nothing
+    aligned) look-back 1x256/w1/2l of discounted returns at 8x262144 came out at 94 registers
+    where Nsight Compute measured 72 on the H200 (twenty-sixth session's lookback_ncu.txt)."""
+    from triton.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
+    fn = S.fused_scan_kernel
+    backend = make_backend(TARGET)
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    kwargs = dict(consts, **L._options(options))
+    bound, spec, opts = binder(*arguments, **kwargs)
+    _, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, spec, opts)
+    return ASTSource(fn, signature, constexprs, attrs)
+
+
+def compile_ptx(consts: dict, options: tuple, arguments=None) -> str:
+    """PTX of fused_scan_kernel for sm_90 with these constexprs and launcher options,
+    specialised on ``arguments`` as the JIT would be (triton 3.6's binder; without arguments
+    or with a Triton whose binder differs: every pointer *fp32, nothing aligned)."""
+    if arguments is not None:
+        try:
+            src = _as_launched(consts, options, arguments)
+        except (ImportError, AttributeError, TypeError):
+            src = None
+        if src is not None:
+            return triton.compile(src, target=TARGET, options=L._options(options)).asm["ptx"]
     fn = S.fused_scan_kernel
     sig = {}
     for name in fn.arg_names:
@@ -78,8 +113,7 @@ def compile_ptx(consts: dict, options: tuple) -> str:
         else:
             sig[name] = "fp32" if name in _FLOATS else "i32"
     src = ASTSource(fn, sig, constexprs={(fn.arg_names.index(k),): v for k, v in consts.items()})
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                          options=L._options(options)).asm["ptx"]
+    return triton.compile(src, target=TARGET, options=L._options(options)).asm["ptx"]
 
 
 def ptxas_report(ptx: str) -> dict:
@@ -124,8 +158,8 @@ def main(argv=None) -> int:
             cfg = parse_config(name)
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
-            for consts, options in launches(est, N, T, cfg):
-                ptx = compile_ptx(consts, options)
+            for consts, options, arguments in launches(est, N, T, cfg):
+                ptx = compile_ptx(consts, options, arguments)
                 r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
                       f"{r['spill_stores']:>5}/{r['spill_loads']:<5} "

@@ -457,7 +457,7 @@ def test_register_capped_lookback_spans_walking_to_the_row_start_match_reference
                                                                                  est):
     """Look-back spans of 256 steps under the tuner's 64-register cap (`configs._REGISTER_CAPS`;
     the shipped DB's choice at 32x32768 and first `bounded_walk` config at 8x262144 and 1x1M;
-    V-trace's span takes 149 registers uncapped, so it spills): rows of 10 spans with random
+    V-trace's span takes 128 registers uncapped, so it spills): rows of 10 spans with random
     episode ends, and one with none at γ = 0.999, λ = 1, whose spans fold their nearest 8
     predecessors and then walk back to the row's start (V-trace's and Retrace's truncated
     ratios end the walk earlier, where their product underflows to 0), give the reference's

@@ -48,10 +48,11 @@ NUM_WARPS = (1, 2, 4, 8, 16, 32)   # 16, 32: rows split over that many warps (_S
 NUM_STAGES = (1, 2, 3)
 # 32 registers a thread: 64 warps an SM (full occupancy); 40: 48 warps; 48: 40; 64: 32; 72:
 # 28; 80: 25; 96: 21; 112: 18. 72-112 are valid for forced A/Bs, not yet tuner candidates: the
-# look-back 1x256/w1/2l spans of V-trace (146 registers uncapped, ptxas of triton 3.6's wheel
-# for sm_90, benchmarks/kernel_resources.py) spill 288 bytes at 64 and lost there, but only 4 at
-# 112 and 36 at 96; Retrace's (128) won at 64 with 60 bytes of spills (8x262144 24.1 -> 20.9
-# us, twenty-eighth session) and spill none at 80, 4 bytes at 72.
+# look-back 1x256/w1/2l spans of V-trace take 128 registers uncapped (16 warps an SM) and spill
+# 180 bytes at 64, where they lost, 44 at 80 and none at 96 (21 warps); Retrace's take 96 and
+# none spill at 64, where they won (8x262144 24.1 -> 20.9 us, twenty-eighth session). Registers
+# by benchmarks/kernel_resources.py with triton 3.6's wheel, which gives discounted returns'
+# span the 72 that Nsight Compute measured on the H200.
 MAXNREG = (32, 40, 48, 64, 72, 80, 96, 112)
 
 # The row-block kernel is latency-bound: small tiles, few warps, many programs. The first
