@@ -318,7 +318,7 @@ runpy.run_module('rlscan.tune.cli', run_name='__main__')" > $OUT/tune_mid.log 2>
   grep -v "Warn\|_warn" $OUT/tune_mid.log | grep "eta\|File\|Thread" | tail -40 ;;
 regcap-ab)
   # a register cap (maxnreg) on the long-horizon tiles: look-back 1x256/w1/2l takes 72 registers
-  # (discounted), 90 (GAE), 149 (V-trace), so 28 / 22 / 13 one-warp programs an SM by registers
+  # (discounted), 96 (GAE), 128 (V-trace), so 28 / 21 / 16 one-warp programs an SM by registers
   # against the 32-block limit, and Nsight measured 33.8% achieved occupancy, 29% of stalls on
   # the predecessor poll (twenty-sixth session): do capped builds, with more programs resident,
   # wait less? Forced against the DB's configs (221 s; r64 look-back won for discounted and GAE

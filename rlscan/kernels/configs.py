@@ -154,8 +154,8 @@ _UNDERFLOW_NATS = 150 * math.log(2)
 # H200, 65536x128); capped at 40: 32.0 -> 28.2 us. 1x128/w1/2l at 32: GAE 16384x128 13.1 -> 12.3,
 # Retrace 65536x128 52.9 -> 48.9. Tighter caps spill (V-trace 131072x256 2x128/w2/2l at 32:
 # 870 us vs 199), and other row-block tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
-# Look-back spans of 1x256/w1/2l take 72 (discounted) / 90 (GAE) / 149 (V-trace) registers, so
-# 28 / 22 / 13 one-warp programs fit an SM, and they wait on their predecessors' summaries; at
+# Look-back spans of 1x256/w1/2l take 72 (discounted) / 96 (GAE) / 128 (V-trace) registers
+# (benchmarks/kernel_resources.py, as launched), so 28 / 21 / 16 one-warp programs fit an SM, and they wait on their predecessors' summaries; at
 # 64 all 32 fit (twenty-seventh session, benchmarks/results/probes/*_regcap_ab.txt, H200):
 # discounted 1x1048576 9.03 -> 7.50 us, 8x262144 14.90 -> 14.25; GAE 1x1048576 11.70 -> 11.05,
 # 8x262144 21.22 -> 18.88; V-trace spills and loses (8x262144 27.3 -> 28.2). At 48 all lost.
