@@ -1542,7 +1542,8 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
         " TWO_LEVEL=True))\n"
         "(consts, options, args), = K.launches('discounted_returns', 8, 4096, cfg)\n"
         "for ptx in (K.compile_ptx(consts, options, args), K.compile_ptx(consts, options)):\n"
-        "    print(len(re.findall(r'ld\\.global\\.v4', ptx)), len(re.findall(r'ld\\.global', ptx)))\n")
+        "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
+        " len(re.findall(r'ld\\.global', ptx)))\n")
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
                                                            "RLSCAN_INTERPRET")}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

@@ -156,9 +156,11 @@ _UNDERFLOW_NATS = 150 * math.log(2)
 # 870 us vs 199), and other row-block tiles did not gain (1x512/w4, 1x256/w1/2l: 0-80% slower).
 # Look-back spans of 1x256/w1/2l take 72 (discounted) / 96 (GAE) / 128 (V-trace) registers
 # (benchmarks/kernel_resources.py, as launched), so 28 / 21 / 16 one-warp programs fit an SM,
-# and they wait on their predecessors' summaries; at 64 all 32 fit (twenty-seventh session, benchmarks/results/probes/*_regcap_ab.txt, H200):
-# discounted 1x1048576 9.03 -> 7.50 us, 8x262144 14.90 -> 14.25; GAE 1x1048576 11.70 -> 11.05,
-# 8x262144 21.22 -> 18.88; V-trace spills and loses (8x262144 27.3 -> 28.2). At 48 all lost.
+# and they wait on their predecessors' summaries; at 64 all 32 fit (twenty-seventh session,
+# benchmarks/results/probes/*_regcap_ab.txt, H200): discounted 1x1048576 9.03 -> 7.50 us,
+# 8x262144 14.90 -> 14.25; GAE 1x1048576 11.70 -> 11.05, 8x262144 21.22 -> 18.88; V-trace
+# spills and loses (8x262144 27.3 -> 28.2). At 48 all lost. Retrace won too (twenty-eighth
+# session: 8x262144 24.1 -> 20.9).
 _REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32,
                   ("lookback", 1, 256, 1): 64}
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
