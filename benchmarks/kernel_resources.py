@@ -2,7 +2,7 @@
 
 Register pressure decides how many warps an SM holds (benchmarks/NOTES.md, "What limits us
 now" 7), and earlier sessions read it from ptxas by hand. For each estimator and forced config
-this script makes the standard grid's call (``rlscan.tune.grid``, fp32, time-last) on CPU
+this script makes the standard grid's call (``rlscan.tune.grid``; ``--dtype``, ``--layout``) on CPU
 tensors with the launcher's ``_run`` replaced by a recorder, so it gets exactly the constexprs,
 options and arguments of every launch the H200 would make (programmatic dependent launches on);
 it then compiles each launch of ``fused_scan_kernel`` with Triton's compiler for
@@ -44,7 +44,8 @@ _POINTERS = ("P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "R
 _FLOATS = ("gamma", "lmbda", "rho_bar", "c_bar", "pg_rho_bar")
 
 
-def launches(est: str, N: int, T: int, cfg: dict):
+def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
+             layout: str = "time_last"):
     """[(constexprs, options, arguments), ...] of the scan-kernel launches of one call of the
     grid's cell, as the launcher makes them on a GPU with programmatic dependent launch
     (``arguments``: the launch's own, tensors in place of their addresses)."""
@@ -54,7 +55,7 @@ def launches(est: str, N: int, T: int, cfg: dict):
         if kernel is L.fused_scan_kernel:
             seen.append((dict(zip(names, consts)), options, L._tensors(args, objs)))
 
-    call = grid.draw(grid.Cell(est, N, T, "float32", "time_last"))
+    call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
     L._run, L._INTERPRETED, L._pdl_capable = record, True, (lambda device: True)
     os.environ["RLSCAN_INTERPRET"] = "1"          # CPU tensors take the kernel path
@@ -94,7 +95,8 @@ def _as_launched(consts: dict, options: tuple, arguments) -> ASTSource:
 def compile_ptx(consts: dict, options: tuple, arguments=None) -> str:
     """PTX of fused_scan_kernel for sm_90 with these constexprs and launcher options,
     specialised on ``arguments`` as the JIT would be (triton 3.6's binder; without arguments
-    or with a Triton whose binder differs: every pointer *fp32, nothing aligned)."""
+    or with a Triton whose binder differs: every pointer *fp32, nothing aligned, which is
+    right for no bf16 or bool input)."""
     if arguments is not None:
         try:
             src = _as_launched(consts, options, arguments)
@@ -147,9 +149,12 @@ def main(argv=None) -> int:
     p.add_argument("--estimators", default="gae")
     p.add_argument("--shape", type=grid.parse_shapes, default=[(4096, 128)], help="NxT")
     p.add_argument("--configs", default="row_block:2x128:w2:2l")
+    p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
+    p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
     args = p.parse_args(argv)
     (N, T), = args.shape
-    print(f"triton {triton.__version__}, sm_90, fp32 time-last {N}x{T}; per scan launch")
+    print(f"triton {triton.__version__}, sm_90, {args.dtype} {args.layout} {N}x{T}; per scan "
+          f"launch")
     print(f"{'estimator':<18} {'config':<32} phase regs spill(st/ld) warps/SM ptx shfl bar")
     for est in args.estimators.split(","):
         if est not in grid.ESTIMATORS:
@@ -158,7 +163,8 @@ def main(argv=None) -> int:
             cfg = parse_config(name)
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
-            for consts, options, arguments in launches(est, N, T, cfg):
+            for consts, options, arguments in launches(est, N, T, cfg, args.dtype,
+                                                       args.layout):
                 ptx = compile_ptx(consts, options, arguments)
                 r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
