@@ -1564,8 +1564,8 @@ def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
 
 def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does():
     """The PTX is specialised on the launch's own tensors as Triton's JIT does on the GPU
-    (16-byte aligned pointers, bool flags), so a two-level tile loads its steps 16 bytes an
-    instruction; compiled without them (every pointer *fp32, nothing aligned) it loads one
+    (16-byte aligned pointers, bool flags, bf16 inputs for a bf16 cell), so a two-level tile
+    loads its steps 16 bytes an instruction; compiled without them (every pointer *fp32, nothing aligned) it loads one
     value at a time. That gap made discounted returns' look-back span 94 registers where
     Nsight Compute measured 72 on the H200."""
     from pathlib import Path
@@ -1578,16 +1578,19 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
         "(consts, options, args), = K.launches('discounted_returns', 8, 4096, cfg)\n"
         "for ptx in (K.compile_ptx(consts, options, args), K.compile_ptx(consts, options)):\n"
         "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
-        " len(re.findall(r'ld\\.global', ptx)))\n")
+        " len(re.findall(r'ld\\.global', ptx)))\n"
+        "(consts, options, args), = K.launches('discounted_returns', 8, 4096, cfg, 'bfloat16')\n"
+        "print(int('cvt.f32.bf16' in K.compile_ptx(consts, options, args)), 1)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
                                                            "RLSCAN_INTERPRET")}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=bench)
     assert res.returncode == 0, res.stderr[-2000:]
-    (v4_real, all_real), (v4_plain, all_plain) = (
+    (v4_real, all_real), (v4_plain, all_plain), (bf16_loads, _) = (
         tuple(map(int, line.split())) for line in res.stdout.split("\n") if line.strip())
     assert v4_real > 0 and v4_plain == 0
     assert all_real < all_plain
+    assert bf16_loads == 1          # --dtype bfloat16: the kernel reads bf16 inputs as such
 
 
 def test_resident_warps_follow_the_sm90_register_file():
