@@ -1565,9 +1565,9 @@ def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
 def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does():
     """The PTX is specialised on the launch's own tensors as Triton's JIT does on the GPU
     (16-byte aligned pointers, bool flags, bf16 inputs for a bf16 cell), so a two-level tile
-    loads its steps 16 bytes an instruction; compiled without them (every pointer *fp32, nothing aligned) it loads one
-    value at a time. That gap made discounted returns' look-back span 94 registers where
-    Nsight Compute measured 72 on the H200."""
+    loads its steps 16 bytes an instruction; compiled without them (every pointer *fp32,
+    nothing aligned) it loads one value at a time. That gap made discounted returns'
+    look-back span 94 registers where Nsight Compute measured 72 on the H200."""
     from pathlib import Path
     bench = Path(__file__).resolve().parents[1] / "benchmarks"
     code = (
