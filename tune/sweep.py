@@ -5,6 +5,7 @@ The timer is injected (``timer(call, n_sets, config, cutoff_us=None) -> µs``), 
 selection and DB-writing path runs on a CPU with a fake timer in the tests; on a GPU it is
 :class:`tune.timing.GraphTimer`.
 """
+import contextlib
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -69,6 +70,16 @@ class CellResult(NamedTuple):
 PHASES = ("references", "compiles", "inputs", "first_calls", "timing", "walk_reach")
 
 
+@contextlib.contextmanager
+def _clocked(seconds: Dict[str, float], phase: str):
+    """Add the block's wall time to ``seconds[phase]``, whether it returns or raises."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[phase] = seconds.get(phase, 0.0) + time.perf_counter() - start
+
+
 def check(outputs, refs) -> Optional[str]:
     """None if every output is within ``ATOL + RTOL·|ref|`` of the float64 reference (NaN
     fails), else where and by how much it is not."""
@@ -114,29 +125,23 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
     reference outputs of set 0 on the same device."""
     hlabel = C.label(heuristic_for(cell))
     measured, best = [], None
-    seconds = {"first_calls": 0.0, "timing": 0.0, "walk_reach": 0.0}
+    seconds = dict.fromkeys(("first_calls", "timing", "walk_reach"), 0.0)
     for cfg in candidates:
         lab = C.label(cfg)
 
         def call(i, cfg=cfg):
             with force_config(**cfg):
                 return grid.run(cell.estimator, sets[i])
-        t0 = time.perf_counter()
         try:
-            try:
+            with _clocked(seconds, "first_calls"):
                 outs = grid.time_last(call(0), cell.layout)     # compiles on first use
                 why = check(outs, refs)
                 del outs
-            finally:
-                t1 = time.perf_counter()
-                seconds["first_calls"] += t1 - t0
             if why is not None:
                 measured.append(Measured(cfg, lab, None, f"rejected: {why}"))
                 continue
-            try:
+            with _clocked(seconds, "timing"):
                 us = timer(call, len(sets), cfg, cutoff_us=best)
-            finally:
-                seconds["timing"] += time.perf_counter() - t1
         except Exception as e:  # noqa: BLE001 - compile errors, OutOfResources, launch failures
             measured.append(Measured(cfg, lab, None, f"failed: {_error_text(e)}"))
             continue
@@ -146,10 +151,9 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
     winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
     heur = next((m for m in measured if m.label == hlabel), None)
     winner_times: dict = {}                     # decay -> the winner's time there
-    t0 = time.perf_counter()
-    reach = tuple(walk_reach(cell, sets, winner, m.config, timer, winner_times)
-                  for m in bounded) if C.walk_can_be_bounded(cell.estimator) else ()
-    seconds["walk_reach"] = time.perf_counter() - t0
+    with _clocked(seconds, "walk_reach"):
+        reach = tuple(walk_reach(cell, sets, winner, m.config, timer, winner_times)
+                      for m in bounded) if C.walk_can_be_bounded(cell.estimator) else ()
     return CellResult(cell, measured, winner, heur, floor_us, bounded, reach, seconds)
 
 
@@ -364,21 +368,22 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
             workers.submit_compiles(ahead, spaces[ahead])
             submitted += 1
         cands = spaces.pop(cell)
-        t0 = time.perf_counter()
-        if cell.reference_key != ref_key:
-            refs = None                      # free the last one before making the next
-            ref_key = cell.reference_key
-            refs = refs_on(device, workers.reference(ref_key))
-        t1 = time.perf_counter()
-        workers.wait_compiles(cell, cands)
-        t2 = time.perf_counter()
-        sets = prepare(cell, device, [0])
-        nbytes = grid.traffic_bytes(sets[0], grid.n_outputs(cell.estimator))
-        sets += prepare(cell, device, range(1, n_input_sets(nbytes, l2_bytes) if l2_bytes else 1))
+        waits: Dict[str, float] = {}
+        with _clocked(waits, "references"):
+            if cell.reference_key != ref_key:
+                refs = None                      # free the last one before making the next
+                ref_key = cell.reference_key
+                refs = refs_on(device, workers.reference(ref_key))
+        with _clocked(waits, "compiles"):
+            workers.wait_compiles(cell, cands)
+        with _clocked(waits, "inputs"):
+            sets = prepare(cell, device, [0])
+            nbytes = grid.traffic_bytes(sets[0], grid.n_outputs(cell.estimator))
+            sets += prepare(cell, device,
+                            range(1, n_input_sets(nbytes, l2_bytes) if l2_bytes else 1))
         floor = nbytes / bandwidth * 1e6 if bandwidth else None
-        waits = {"references": t1 - t0, "compiles": t2 - t1, "inputs": time.perf_counter() - t2}
         r = tune_cell(cell, sets, refs, cands, timer, floor)
-        r = r._replace(seconds={**waits, **(r.seconds or {})})
+        r = r._replace(seconds={**waits, **r.seconds})
         del sets
         if torch.device(device).type == "cuda":
             # hand the cell's graph pools and input sets back to the driver: without it the
