@@ -42,6 +42,8 @@
 #                                              # still does (~2.5 min)
 #   bash benchmarks/device_run.sh regcap-ab    # register caps on the long-horizon tiles vs the
 #                                              # DB's configs (~4 min)
+#   bash benchmarks/device_run.sh bf16cap-ab   # register caps on the bf16 winners holding the
+#                                              # most registers, forced vs the DB (~2 min)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
 #                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
@@ -78,6 +80,11 @@ tune-bench)
   fi
   timeout -s INT ${TUNE_S:-490} python3 -m rlscan.tune.cli --out $OUT/tdb ${TUNE_ARGS:-} > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
+  if [ -n "${TUNE_ARGS2:-}" ]; then  # a second part merged into the same DB (cap TUNE2_S)
+    timeout -s INT ${TUNE2_S:-240} python3 -m rlscan.tune.cli --out $OUT/tdb $TUNE_ARGS2 \
+      > $OUT/tune2.log 2>&1
+    grep -v "Warn\|_warn" $OUT/tune2.log | tail -3
+  fi
   cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
   cp $OUT/tdb/nvidia-h200.json /tmp/tdb_last.json
   echo "tune took $(( $(date +%s) - T0 )) s"
@@ -336,6 +343,24 @@ regcap-ab)
       --configs ${CONFIGS:-tuned,chunked:1x256:w1:c2:2l,chunked:1x256:w1:c2:2l:r64,chunked:1x256:w1:c2:2l:r48,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r48,chunked:2x128:w2:c4:2l:r40,row_block:16x256:w16:2l:sp16:r64} \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/regcap_ab.txt
   done ;;
+bf16cap-ab)
+  # register caps on the bf16 winners that hold the most registers (twenty-eighth session,
+  # kernel_resources.py as launched: GAE 1024x8192 1x1024/w1/2l 212 registers, 9 warps an SM;
+  # V-trace 1024x8192 4x256/w4/2l/g8/sp4 117; V-trace 65536x128 4x128/w2/2l/g8 94), forced
+  # against the DB's choice (~2 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  ab() {  # estimator shapes configs
+    timeout 100 python3 $R/benchmarks/compare_configs.py --estimator $1 --dtype bfloat16 \
+      --shapes $2 --configs tuned,$3 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/bf16cap_ab.txt
+  }
+  G=row_block:1x1024:w1:2l
+  ab gae 1024x8192 $G:r64,$G:r80,$G:r96,$G:r112,$G:g8,$G:g8:r96,row_block:4x256:w4:2l:g8:sp4:r96
+  S=row_block:4x256:w4:2l:g8:sp4
+  ab vtrace 1024x8192 $S:r64,$S:r80,$S:r96,$S:r112
+  ab retrace 1024x8192 $S:r64,$S:r80,$S:r96
+  V=row_block:4x128:w2:2l:g8
+  ab vtrace 65536x128,16384x512 $V:r64,$V:r72,$V:r80,row_block:1x128:w1:2l:r64
+  ab gae 65536x128,16384x512 row_block:2x128:w1:2l:g8:r64,row_block:2x128:w1:2l:g8:r80,row_block:1x256:w1:2l:g8:r64 ;;
 grid-pinned)
   # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
   # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)
@@ -376,7 +401,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -10,7 +10,7 @@ import torch
 
 import rlscan
 from rlscan import tuning
-from rlscan.kernels import launch, lookback_state
+from rlscan.kernels import configs as C, launch, lookback_state
 from rlscan.kernels.launch import force_config
 
 import cases
@@ -455,9 +455,9 @@ def test_register_cap_reaches_the_launch_and_keeps_results(backend, device, est,
 @pytest.mark.parametrize("est", BACKWARD)
 def test_register_capped_lookback_spans_walking_to_the_row_start_match_reference(backend, device,
                                                                                  est):
-    """Look-back spans of 256 steps under the tuner's 64-register cap (`configs._REGISTER_CAPS`;
-    the shipped DB's choice at 32x32768 and first `bounded_walk` config at 8x262144 and 1x1M;
-    V-trace's span takes 128 registers uncapped, so it spills): rows of 10 spans with random
+    """Look-back spans of 256 steps under the tuner's register cap (`configs._register_cap`:
+    64, V-trace 96; the shipped DB's choice at 32x32768 and first `bounded_walk` config at
+    8x262144 and 1x1M), and V-trace's at 64 too, where it spills: rows of 10 spans with random
     episode ends, and one with none at γ = 0.999, λ = 1, whose spans fold their nearest 8
     predecessors and then walk back to the row's start (V-trace's and Retrace's truncated
     ratios end the walk earlier, where their product underflows to 0), give the reference's
@@ -469,9 +469,47 @@ def test_register_capped_lookback_spans_walking_to_the_row_start_match_reference
     for flag in ("terminated", "truncated", "dones"):
         if kw.get(flag) is not None:
             kw[flag][1] = False
-    matches_reference_under(dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1,
-                                 CHUNKS_PER_SPAN=1, TWO_LEVEL=True, maxnreg=64),
-                            est, kw, rk, device, T=shape[-1])
+    span = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1, num_stages=1,
+                CHUNKS_PER_SPAN=1, TWO_LEVEL=True)
+    tuned = [c for c in C.candidates(est, 8, 262144, "time_last", "float32")
+             if c.get("maxnreg") and dict(c, maxnreg=None) == dict(span, maxnreg=None)]
+    assert [c["maxnreg"] for c in tuned] == [96 if est == "vtrace" else 64]
+    for regs in sorted({tuned[0]["maxnreg"], 64}):
+        matches_reference_under(dict(span, maxnreg=regs), est, kw, rk, device, T=shape[-1])
+
+
+@pytest.mark.parametrize("est", BACKWARD)
+def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(backend, device,
+                                                                            est):
+    """The tuner's capped 16-bit split tile (4x256/w4/sp4 in groups of 8 at 64 registers,
+    `configs._register_cap`; not measured for V-trace, which spills under it): bf16 inputs
+    with bool flags give the reference's results on the rounded inputs with a partial program
+    of rows, a partial last iteration, episode ends either side of the tile rows' chunk edges
+    and one row with none. The interpreter ignores the cap: there one estimator checks the
+    tile."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    if backend == "interpret" and est != "retrace":
+        pytest.skip("the interpreter ignores the cap; the split tile is checked once")
+    cfg = dict(strategy="row_block", BLOCK_N=4, BLOCK_T=256, num_warps=4, num_stages=1,
+               TWO_LEVEL=True, GROUP=8, SPLIT=4, maxnreg=64)
+    in_tuner = cfg in C.candidates(est, 1024, 8192, "time_last", "bfloat16")
+    assert in_tuner == (est != "vtrace")
+    assert cfg not in C.candidates(est, 1024, 8192, "time_last", "float32")
+    shape = (6, 2 * 1024 + 256 + 3)
+    kw, _ = make(est, shape, seed=61, gamma=0.999, lmbda=1.0)
+    if "log_ratio" in kw:
+        kw["log_ratio"] = torch.zeros(shape)
+    kw["terminated"][0] = kw["truncated"][0] = False
+    for t in (255, 256, 1023, 1024, shape[1] - 257):
+        kw["terminated"][1, t] = True
+        kw["truncated"][2, t] = True
+    half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                and v.dim() == 2 else v) for k, v in kw.items()}
+    rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
+    with force_config(**cfg):
+        out = call(est, half, device)
+    assert_matches(out, reference(est, rounded), T=shape[-1], scale=scale_of(est, rounded))
 
 
 @pytest.mark.parametrize("ends", ["random", "none"])

@@ -160,9 +160,28 @@ _UNDERFLOW_NATS = 150 * math.log(2)
 # benchmarks/results/probes/*_regcap_ab.txt, H200): discounted 1x1048576 9.03 -> 7.50 us,
 # 8x262144 14.90 -> 14.25; GAE 1x1048576 11.70 -> 11.05, 8x262144 21.22 -> 18.88; V-trace
 # spills and loses (8x262144 27.3 -> 28.2). At 48 all lost. Retrace won too (twenty-eighth
-# session: 8x262144 24.1 -> 20.9).
-_REGISTER_CAPS = {("row_block", 2, 128, 2): 40, ("row_block", 1, 128, 1): 32,
-                  ("lookback", 1, 256, 1): 64}
+# session: 8x262144 24.1 -> 20.9). V-trace's span at 96 spills nothing (twenty-ninth session,
+# forced, 64 / 72 / 80 / 96 / 112 / uncapped: 1x1048576 15.84 / 15.79 / 14.47 / 13.86 / 14.31 /
+# 14.24 us, 8x262144 28.50 / 27.10 / 25.33 / 26.10 / 27.92 / 27.60), so V-trace's twin is
+# capped at 96, the others' at 64.
+# Keys: (strategy, BLOCK_N, BLOCK_T, num_warps, SPLIT, GROUP).
+_REGISTER_CAPS = {("row_block", 2, 128, 2, 1, 4): 40, ("row_block", 1, 128, 1, 1, 4): 32,
+                  ("lookback", 1, 256, 1, 1, 4): 64}
+_REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96}}
+# 16-bit inputs: the split tile 4x256/w4/sp4 in groups of 8 at 64 (twenty-ninth session, bf16,
+# 1024x8192, forced, `device_run.sh bf16cap-ab`): Retrace 35.55 -> 31.75 us (floor 25.6);
+# V-trace lost (41.62 -> 62.85; 41.92 at 112), and capping GAE's 1x1024/w1/2l (212 registers)
+# cost 4-6x. A candidate for every backward estimator; V-trace's spills rule it out there.
+_REGISTER_CAPS_16BIT = {("row_block", 4, 256, 4, 4, 8): 64}
+
+
+def _register_cap(estimator: str, config: Dict, dtype: str) -> Optional[int]:
+    """The register cap the tuner measures a two-level tile under as well, or None."""
+    key = (config["strategy"], config["BLOCK_N"], config["BLOCK_T"], config["num_warps"],
+           config.get("SPLIT", 1), config.get("GROUP", 4))
+    if dtype in ("bfloat16", "float16") and estimator != "vtrace" and key in _REGISTER_CAPS_16BIT:
+        return _REGISTER_CAPS_16BIT[key]
+    return _REGISTER_CAPS_BY_ESTIMATOR.get(estimator, {}).get(key, _REGISTER_CAPS.get(key))
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
 # bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
 # the fp32 time for x0.58-0.65 the bytes. H200, bf16 + bool, groups of 8 vs 4 (kernel_ab.py):
@@ -415,9 +434,10 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     Backward estimators on time-last buffers also measure the two-level scan of every tile
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
-    two small two-level tiles once more under a register cap (``_REGISTER_CAPS``); for 64 to
-    2048 rows, two-level tiles that spread a row over warps (``_SPLIT_ROWS``); with 16-bit
-    inputs, two-level tiles of groups of 8 and 16 steps as well (``_GROUP8_16BIT``,
+    three small two-level tiles once more under a register cap (``_register_cap``: V-trace's
+    own cap on look-back spans); for 64 to 2048 rows, two-level tiles that spread a row over
+    warps (``_SPLIT_ROWS``); with 16-bit inputs, those split tiles in groups of 8 (one of them
+    capped too) and two-level tiles of groups of 8 and 16 steps (``_GROUP8_16BIT``,
     ``_GROUP16_16BIT``). Forward
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
     over warps (``_SPLIT_ROWS_FORWARD``). Look-back tiles that may make more spans a row than
@@ -439,8 +459,7 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
         out.append(validate(c))
         if two_level and two_level_fits(c):
             out.append(validate(dict(c, TWO_LEVEL=True)))
-            cap = _REGISTER_CAPS.get((c["strategy"], c["BLOCK_N"], c["BLOCK_T"],
-                                      c["num_warps"]))
+            cap = _register_cap(estimator, c, dtype)
             if cap:
                 out.append(validate(dict(c, TWO_LEVEL=True, maxnreg=cap)))
     if two_level:
@@ -465,6 +484,11 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                         c = validate(dict(c, GROUP=8))
                         seen.add(label(c))
                         out.append(c)
+                        cap = _register_cap(estimator, c, dtype)
+                        if cap:
+                            c = validate(dict(c, maxnreg=cap))
+                            seen.add(label(c))
+                            out.append(c)
         if dtype in ("bfloat16", "float16"):
             for group, tiles in ((8, _GROUP8_16BIT), (16, _GROUP16_16BIT)):
                 for c in _fit(N, T, tiles):
