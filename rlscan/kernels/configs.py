@@ -174,14 +174,6 @@ _REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96}}
 # cost 4-6x. A candidate for every backward estimator; V-trace's spills rule it out there.
 _REGISTER_CAPS_16BIT = {("row_block", 4, 256, 4, 4, 8): 64}
 
-
-def _register_cap(estimator: str, config: Dict, dtype: str) -> Optional[int]:
-    """The register cap the tuner measures a two-level tile under as well, or None."""
-    key = (config["strategy"], config["BLOCK_N"], config["BLOCK_T"], config["num_warps"],
-           config.get("SPLIT", 1), config.get("GROUP", 4))
-    if dtype in ("bfloat16", "float16") and estimator != "vtrace" and key in _REGISTER_CAPS_16BIT:
-        return _REGISTER_CAPS_16BIT[key]
-    return _REGISTER_CAPS_BY_ESTIMATOR.get(estimator, {}).get(key, _REGISTER_CAPS.get(key))
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
 # bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
 # the fp32 time for x0.58-0.65 the bytes. H200, bf16 + bool, groups of 8 vs 4 (kernel_ab.py):
@@ -426,6 +418,15 @@ def _fit(N: int, T: int, tiles) -> List[Dict]:
             seen.add(label(c))
             out.append(c)
     return out
+
+
+def _register_cap(estimator: str, config: Dict, dtype: str) -> Optional[int]:
+    """The register cap the tuner measures a two-level tile under as well, or None."""
+    key = (config["strategy"], config["BLOCK_N"], config["BLOCK_T"], config["num_warps"],
+           config.get("SPLIT", 1), config.get("GROUP", 4))
+    if dtype in ("bfloat16", "float16") and estimator != "vtrace" and key in _REGISTER_CAPS_16BIT:
+        return _REGISTER_CAPS_16BIT[key]
+    return _REGISTER_CAPS_BY_ESTIMATOR.get(estimator, {}).get(key, _REGISTER_CAPS.get(key))
 
 
 def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[Dict]:
