@@ -169,10 +169,11 @@ _REGISTER_CAPS = {("row_block", 2, 128, 2, 1, 4): 40, ("row_block", 1, 128, 1, 1
                   ("lookback", 1, 256, 1, 1, 4): 64}
 _REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96}}
 # 16-bit inputs: the split tile 4x256/w4/sp4 in groups of 8 at 64 (twenty-ninth session, bf16,
-# 1024x8192, forced, `device_run.sh bf16cap-ab`): Retrace 35.55 -> 31.75 us (floor 25.6);
-# V-trace lost (41.62 -> 62.85; 41.92 at 112), and capping GAE's 1x1024/w1/2l (212 registers)
-# cost 4-6x. A candidate for every backward estimator; V-trace's spills rule it out there.
-_REGISTER_CAPS_16BIT = {("row_block", 4, 256, 4, 4, 8): 64}
+# 1024x8192, forced, `device_run.sh bf16cap-ab`): Retrace 35.55 -> 31.75 us (floor 25.6), and
+# in the retune GAE 34.7 -> 31.0; uncapped they take 76 (GAE) and 92 (Retrace) registers, 24 and
+# 20 warps an SM, 32 at 64 (kernel_resources.py). V-trace's 117 spill 140 bytes at 64 and lost
+# (41.62 -> 62.85; 41.92 at 112); discounted and lambda-returns take 56 and 64 already.
+_REGISTER_CAPS_16BIT = {est: {("row_block", 4, 256, 4, 4, 8): 64} for est in ("gae", "retrace")}
 
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
 # bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
@@ -424,8 +425,8 @@ def _register_cap(estimator: str, config: Dict, dtype: str) -> Optional[int]:
     """The register cap the tuner measures a two-level tile under as well, or None."""
     key = (config["strategy"], config["BLOCK_N"], config["BLOCK_T"], config["num_warps"],
            config.get("SPLIT", 1), config.get("GROUP", 4))
-    if dtype in ("bfloat16", "float16") and estimator != "vtrace" and key in _REGISTER_CAPS_16BIT:
-        return _REGISTER_CAPS_16BIT[key]
+    if dtype in ("bfloat16", "float16") and key in _REGISTER_CAPS_16BIT.get(estimator, {}):
+        return _REGISTER_CAPS_16BIT[estimator][key]
     return _REGISTER_CAPS_BY_ESTIMATOR.get(estimator, {}).get(key, _REGISTER_CAPS.get(key))
 
 
