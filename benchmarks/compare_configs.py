@@ -30,9 +30,15 @@ none, and every span walks back to its row's start (the look-back's worst case).
 to an exact 0 after ~103 / -ln(D) steps, where a walk back stops.
 Per cell: the floor and, per config, the CUDA-graph device time in µs (rlscan-bench's method),
 with ``!`` after configs whose first output differs from the first config's by more than 1e-3.
+``--rounds R`` times every config R times, round-robin, each round starting one config later,
+and prints the median with the range (``name=13.86[13.70-14.02]``): one pass in a fixed order
+read the same config 0.3 µs apart at 64x512 (twenty-ninth session: ``tuned`` 3.02 and its own
+config forced, last, 3.34), larger than the gains such an A/B looks for.
 """
 import argparse
+import contextlib
 import json
+import statistics
 import sys
 
 import torch
@@ -99,6 +105,32 @@ def no_reset_call(est: str, N: int, T: int, index: int, device="cuda",
 
 
 _FILLS = ("persistent", "fill", "torch", "memset", "nofill")
+
+
+def interleaved(measures, rounds: int):
+    """Each of ``measures`` (callables returning µs) called ``rounds`` times, round-robin, round
+    r starting at measure r (so no measure always runs first or after the same one): a list of
+    timings per measure."""
+    if rounds < 1:
+        raise ValueError(f"rounds={rounds!r}; expected at least 1")
+    out = [[] for _ in measures]
+    n = len(measures)
+    for r in range(rounds):
+        for k in range(n):
+            i = (r + k) % n
+            out[i].append(measures[i]())
+    return out
+
+
+def summary(timings) -> str:
+    """``median`` of one config's timings, with ``[min-max]`` when there are several;
+    ``ERR(timing)`` when a timing failed (nan)."""
+    if any(t != t for t in timings):
+        return "ERR(timing)"
+    text = f"{statistics.median(timings):.2f}"
+    if len(timings) > 1:
+        text += f"[{min(timings):.2f}-{max(timings):.2f}]"
+    return text
 
 
 def _fill_by(run, how):
@@ -172,6 +204,21 @@ def parse_config(text: str):
         raise argparse.ArgumentTypeError(f"config {text!r}: {e}") from None
 
 
+@contextlib.contextmanager
+def _variant(variant, shipped):
+    """Launches as ``variant`` (programmatic dependent launches, the look-back's fill, a first
+    launch's PDL) asks, the shipped settings ``shipped`` restored after."""
+    pdl, how, first_pdl = variant
+    launch._PDL, launch._PDL_FIRST = pdl, first_pdl
+    launch._run = _fill_by(shipped["run"], how)
+    lookback_state.acquire = shipped["acquire"] if how == "persistent" else (lambda *a: None)
+    try:
+        yield
+    finally:
+        launch._PDL, launch._PDL_FIRST = shipped["pdl"], shipped["first"]
+        launch._run, lookback_state.acquire = shipped["run"], shipped["acquire"]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--estimator", default="gae", choices=grid.ESTIMATORS)
@@ -197,7 +244,12 @@ def main(argv=None) -> int:
                    help="with --no-resets: γ (λ = 1); default 1")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
+    p.add_argument("--rounds", type=int, default=1,
+                   help="times each config this many times, round-robin; prints the median "
+                        "and range (default 1: one pass in the given order)")
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: expected at least 1")
     if args.no_resets and (args.estimator not in _FLAGS or
                            (args.dtype, args.layout) != ("float32", "time_last")):
         p.error(f"--no-resets draws float32 time-last calls of {', '.join(_FLAGS)} only")
@@ -215,6 +267,8 @@ def main(argv=None) -> int:
             tuning._source_hash = hashes.pop()
             tuning.load()
     bw, est = copy_bandwidth(), args.estimator
+    shipped = {"pdl": launch._PDL, "first": launch._PDL_FIRST, "run": launch._run,
+               "acquire": lookback_state.acquire}
     l2 = timing.l2_bytes(torch.device("cuda"))
     for N, T in args.shapes:
         if args.no_resets:
@@ -222,8 +276,8 @@ def main(argv=None) -> int:
         else:
             calls = grid_calls(est, N, T, l2, args.dtype, args.layout)
         floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
-        first, parts = None, []
-        for name, cfg in args.configs:
+        first, runs = None, []          # runs: (config index, cfg, variant), one timing each
+        for index, (name, cfg) in enumerate(args.configs):
             if cfg == "tuned":
                 coefficients = {k: calls[0].kwargs[k] for k in ("gamma", "lmbda", "c_bar")
                                 if k in calls[0].kwargs}       # they may pick a bounded walk
@@ -232,33 +286,37 @@ def main(argv=None) -> int:
                                    **coefficients).config
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
-            timed, shipped_pdl, shipped_run = [], launch._PDL, launch._run
-            shipped_acquire, shipped_first = lookback_state.acquire, launch._PDL_FIRST
-            variants = [(pdl, "persistent", shipped_first)
-                        for pdl in ((True, False) if args.pdl_ab else (shipped_pdl,))]
+            variants = [(pdl, "persistent", shipped["first"])
+                        for pdl in ((True, False) if args.pdl_ab else (shipped["pdl"],))]
             if args.pdl_first_ab:
-                variants = [(shipped_pdl, "persistent", first) for first in (True, False)]
+                variants = [(shipped["pdl"], "persistent", first) for first in (True, False)]
             if args.fill_ab:
-                variants += [(shipped_pdl, how, shipped_first) for how in _FILLS[1:]]
-            for pdl, how, first_pdl in variants:
-                launch._PDL, launch._PDL_FIRST = pdl, first_pdl
-                launch._run = _fill_by(shipped_run, how)
-                lookback_state.acquire = shipped_acquire if how == "persistent" else \
-                    (lambda *a: None)
+                variants += [(shipped["pdl"], how, shipped["first"]) for how in _FILLS[1:]]
+            runs += [(index, cfg, v) for v in variants]
+        texts, measures = [], []
+        for _, cfg, variant in runs:        # each run's first call: compile, check its output
+            try:
+                with _variant(variant, shipped), force_config(**cfg):
+                    out = grid.run(est, calls[0])[0].float()
+            except Exception as e:  # noqa: BLE001 - report and go on (compile/resources)
+                texts.append(f"ERR({type(e).__name__}: {str(e)[:80]})")
+                measures.append(None)
+                continue
+            first = out if first is None else first
+            texts.append("!" if (out - first).abs().max().item() > 1e-3 else "")
+
+            def measure(cfg=cfg, variant=variant):
                 try:
-                    with force_config(**cfg):
-                        out = grid.run(est, calls[0])[0].float()
-                        us = device_us([(lambda c=c: grid.run(est, c)) for c in calls])
-                except Exception as e:  # noqa: BLE001 - report and go on (compile/resources)
-                    timed.append(f"ERR({type(e).__name__}: {str(e)[:80]})")
-                    continue
-                first = out if first is None else first
-                bad = (out - first).abs().max().item() > 1e-3
-                timed.append(f"{us:.2f}" + ("!" if bad else ""))
-            launch._PDL, launch._run = shipped_pdl, shipped_run
-            launch._PDL_FIRST = shipped_first
-            lookback_state.acquire = shipped_acquire
-            parts.append(f"{name}=" + "/".join(timed))
+                    with _variant(variant, shipped), force_config(**cfg):
+                        return device_us([(lambda c=c: grid.run(est, c)) for c in calls])
+                except Exception:  # noqa: BLE001 - a graph capture that fails: shown as nan
+                    return float("nan")
+            measures.append(measure)
+        timed = iter(interleaved([m for m in measures if m is not None], args.rounds))
+        per_config = [[] for _ in args.configs]
+        for (index, _, _), text, m in zip(runs, texts, measures):
+            per_config[index].append(text if m is None else summary(next(timed)) + text)
+        parts = [f"{name}=" + "/".join(t) for (name, _), t in zip(args.configs, per_config)]
         mode = (" " + "/".join(_FILLS) if args.fill_ab else "") + \
             (" asc" if args.ascending_time_major else "") + \
             (" no-resets" if args.no_resets else "") + \

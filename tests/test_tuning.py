@@ -1255,6 +1255,24 @@ def _compare_configs_module():
     return _benchmark_script("compare_configs")
 
 
+def test_compare_configs_rounds_time_every_config_round_robin_from_a_moving_start():
+    """``--rounds R``: every config timed R times, round r starting at config r, so none is
+    always first or always after the same one; each printed as its median and range, a failed
+    timing as an error."""
+    cc = _compare_configs_module()
+    order = []
+    measures = [lambda i=i: order.append(i) or float(10 + i) for i in range(3)]
+    timings = cc.interleaved(measures, 3)
+    assert order == [0, 1, 2, 1, 2, 0, 2, 0, 1]
+    assert timings == [[10.0] * 3, [11.0] * 3, [12.0] * 3]
+    assert cc.interleaved(measures, 1) == [[10.0], [11.0], [12.0]]
+    with pytest.raises(ValueError, match="rounds"):
+        cc.interleaved(measures, 0)
+    assert cc.summary([3.02]) == "3.02"
+    assert cc.summary([3.4, 3.0, 3.1]) == "3.10[3.00-3.40]"
+    assert cc.summary([3.0, float("nan")]) == "ERR(timing)"
+
+
 def test_compare_configs_parses_config_names_into_validated_configs():
     import argparse
     parse = _compare_configs_module().parse_config
