@@ -330,9 +330,8 @@ regcap-ab)
   # the predecessor poll (twenty-sixth session): do capped builds, with more programs resident,
   # wait less? Forced against the DB's configs (221 s; r64 look-back won for discounted and GAE
   # and became a candidate). Twenty-eighth: λ-returns and Retrace (Retrace 8x262144 24.1 ->
-  # 20.9 at r64). Next, caps between 64 and uncapped (valid since the twenty-eighth session, not
-  # candidates; V-trace's span: 128 registers, no spills at 96, 44 bytes at 80, 180 at 64 by
-  # kernel_resources.py):
+  # 20.9 at r64). Twenty-ninth: caps between 64 and uncapped (V-trace's span: 128 registers, no
+  # spills at 96, 44 bytes at 80, 180 at 64 by kernel_resources.py; r96 became V-trace's twin):
   # ESTS="vtrace retrace" SHAPES=8x65536,32x32768,8x262144,1x1048576 CONFIGS=tuned,
   # lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r72,
   # lookback:1x256:w1:c1:2l:r80,lookback:1x256:w1:c1:2l:r96,lookback:1x256:w1:c1:2l:r112
