@@ -483,11 +483,10 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
                                                                             est):
     """The tuner's capped 16-bit split tile (4x256/w4/sp4 in groups of 8 at 64 registers,
     `configs._register_cap`: measured for GAE and Retrace; V-trace spills under it, the others
-    hold at most 64 registers anyway): bf16 inputs
-    with bool flags give the reference's results on the rounded inputs with a partial program
-    of rows, a partial last iteration, episode ends either side of the tile rows' chunk edges
-    and one row with none. The interpreter ignores the cap: there one estimator checks the
-    tile."""
+    hold at most 64 registers anyway): bf16 inputs with bool flags give the reference's
+    results on the rounded inputs, rows of two whole iterations of 1,024 steps and 259 more,
+    episode ends either side of the tile rows' chunk and the iterations' edges, and one row
+    with none. The interpreter ignores the cap: there one estimator checks the tile."""
     if backend == "torch":
         pytest.skip("the torch path has no launch configs")
     if backend == "interpret" and est != "retrace":
