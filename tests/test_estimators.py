@@ -501,7 +501,8 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     if "log_ratio" in kw:
         kw["log_ratio"] = torch.zeros(shape)
     kw["terminated"][0] = kw["truncated"][0] = False
-    for t in (255, 256, 1023, 1024, shape[1] - 257):
+    T = shape[1]
+    for t in (T - 257, T - 256, T - 1025, T - 1024, 255, 256):  # edges counted from either end
         kw["terminated"][1, t] = True
         kw["truncated"][2, t] = True
     half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.is_floating_point()
