@@ -21,7 +21,8 @@ A patch file is a list of text replacements in scan.py, each old text occurring 
 
 Blocks are applied in order; text between blocks (and after ``#`` at the start of a line outside
 them) is ignored, so a patch can carry its own notes. Per cell and config the output is
-``shipped=µs patched=µs`` and ``!`` after the patched figure when its first output differs from
+``shipped=µs patched=µs`` (``--rounds R``: the median and range of R timings each, taken in
+turns from a moving start) and ``!`` after the patched figure when its first output differs from
 the shipped one's by more than 1e-3 (relative to the output's scale).
 """
 import argparse
@@ -40,7 +41,8 @@ from rlscan.kernels.launch import force_config
 from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import no_reset_call, parse_config, timed_calls  # noqa: E402 - a sibling
+from compare_configs import (interleaved, no_reset_call, parse_config,  # noqa: E402 - a sibling
+                             summary, timed_calls)
 
 START, MID, END = "<<<<", "====", ">>>>"
 
@@ -163,7 +165,12 @@ def main(argv=None) -> int:
     p.add_argument("--lookback-window", type=_window, default=None, metavar="LO:HI",
                    help="bounds of the spans a look-back step reads (launch._LOOKBACK_WINDOW; "
                         "small ones make the interpreter walk back over many windows)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="times shipped and patched this many times each, alternating from a "
+                        "moving start; prints the median and range (compare_configs.py)")
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: expected at least 1")
     if args.no_resets and (args.dtype, args.layout) != ("float32", "time_last"):
         p.error("--no-resets draws float32 time-last calls only")
     if args.lookback_window:
@@ -199,10 +206,12 @@ def main(argv=None) -> int:
             bad += wrong
             line = f"{est} {N}x{T} {name}: " + ("DIFFERS" if wrong else "same results")
             if not args.check:
-                times = [device_us([(lambda c=c, k=k: run_with(k, est, c, cfg)) for c in calls])
-                         for k in (S.fused_scan_kernel, mod.fused_scan_kernel)]
-                line = (f"{est} {N}x{T} {name}: shipped={times[0]:.1f} "
-                        f"patched={times[1]:.1f}" + ("!" if wrong else ""))
+                measures = [(lambda k=k: device_us([(lambda c=c: run_with(k, est, c, cfg))
+                                                    for c in calls]))
+                            for k in (S.fused_scan_kernel, mod.fused_scan_kernel)]
+                shipped, patched = (summary(t) for t in interleaved(measures, args.rounds))
+                line = (f"{est} {N}x{T} {name}: shipped={shipped} patched={patched}"
+                        + ("!" if wrong else ""))
             print(line, flush=True)
     return 1 if bad and args.check else 0
 
