@@ -9,14 +9,17 @@ it then compiles each launch of ``fused_scan_kernel`` with Triton's compiler for
 ``GPUTarget("cuda", 90, 32)`` (no driver needed), specialised on those arguments by the JIT's
 own binder (``_as_launched``), runs the ptxas Triton itself uses for sm_90
 (``-v``) and prints: registers a thread, spill bytes, the SM's resident warps those registers
-allow (65,536 registers, 64 warps, 32 blocks), PTX lines, shuffles (``shfl.sync``) and
-barriers (``bar.sync``).
+allow (65,536 registers, 64 warps, 32 blocks), the launch's programs and the waves they take on
+the H200's 132 SMs at that residency (1.08: a second wave of 8%), PTX lines, shuffles
+(``shfl.sync``) and barriers (``bar.sync``).
 
     python benchmarks/kernel_resources.py --estimators gae,vtrace --shape 8x65536 \\
         --configs row_block:2x128:w2:2l,chunked:1x512:w1:c1:2l,lookback:1x1024:w4:c1
 
-Configs are ``compare_configs.py`` names. The numbers are for the Triton installed here; the
-H200 runs triton 3.6, whose ptxas and code generation differ from later ones: use its wheel
+Configs are ``compare_configs.py`` names, or ``tuned``: the shipped H200 DB's choice for the
+cell's call (its γ, λ, c̄: a ``bounded_walk`` where they allow one). The numbers are for the
+Triton installed here; the H200 runs triton 3.6, whose ptxas and code generation differ from
+later ones: use its wheel
 (``pip install --no-deps --target /tmp/t36 triton==3.6.0``, then ``PYTHONPATH=/tmp/t36``),
 which gives the 72 registers Nsight Compute measured on the H200 for discounted returns'
 look-back 1x256/w1/2l at 8x262144 (before the binder: 94, every pointer *fp32 and unaligned).
@@ -32,6 +35,8 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+from rlscan import tuning
+from rlscan.kernels import configs as C
 from rlscan.kernels import launch as L
 from rlscan.kernels import scan as S
 from rlscan.tune import grid
@@ -44,16 +49,36 @@ _POINTERS = ("P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "R
 _FLOATS = ("gamma", "lmbda", "rho_bar", "c_bar", "pg_rho_bar")
 
 
+SMS = 132            # the H200's streaming multiprocessors
+GPU = "NVIDIA H200"  # whose shipped DB ``tuned`` reads
+
+
+def tuned_config(est: str, N: int, T: int, dtype: str = "float32",
+                 layout: str = "time_last") -> dict:
+    """The shipped H200 DB's config for the grid's call of this cell (its coefficients may
+    pick a ``bounded_walk``), as ``tuning.which_config`` reports it; the heuristic's where the
+    DB has no entry."""
+    call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+    coefficients = {k: call.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in call.kwargs}
+    x = call.args[0]
+    return tuning.which_config(est, x, time_dim=0 if layout == "time_major" else -1, gpu=GPU,
+                               **coefficients).config
+
+
 def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
              layout: str = "time_last"):
-    """[(constexprs, options, arguments), ...] of the scan-kernel launches of one call of the
-    grid's cell, as the launcher makes them on a GPU with programmatic dependent launch
-    (``arguments``: the launch's own, tensors in place of their addresses)."""
+    """[(constexprs, options, arguments, programs), ...] of the scan-kernel launches of one
+    call of the grid's cell, as the launcher makes them on a GPU with programmatic dependent
+    launch (``arguments``: the launch's own, tensors in place of their addresses;
+    ``programs``: the launch grid's size)."""
     seen = []
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
         if kernel is L.fused_scan_kernel:
-            seen.append((dict(zip(names, consts)), options, L._tensors(args, objs)))
+            programs = 1
+            for g in (grid_ if isinstance(grid_, tuple) else (grid_,)):
+                programs *= g
+            seen.append((dict(zip(names, consts)), options, L._tensors(args, objs), programs))
 
     call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
@@ -140,6 +165,13 @@ def resident_warps(registers: int, num_warps: int) -> int:
     return blocks * num_warps
 
 
+def waves(programs: int, registers: int, num_warps: int) -> float:
+    """Waves of ``programs`` on the H200 at the residency those registers allow (inf where no
+    block fits)."""
+    blocks = resident_warps(registers, num_warps) // num_warps
+    return programs / (SMS * blocks) if blocks else float("inf")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--estimators", default="gae")
@@ -151,21 +183,26 @@ def main(argv=None) -> int:
     (N, T), = args.shape
     print(f"triton {triton.__version__}, sm_90, {args.dtype} {args.layout} {N}x{T}; per scan "
           f"launch")
-    print(f"{'estimator':<18} {'config':<32} phase regs spill(st/ld) warps/SM ptx shfl bar")
+    print(f"{'estimator':<18} {'config':<32} phase regs spill(st/ld) warps/SM programs waves "
+          f"ptx shfl bar")
     for est in args.estimators.split(","):
         if est not in grid.ESTIMATORS:
             p.error(f"--estimators: unknown {est!r}; expected some of {grid.ESTIMATORS}")
         for name in args.configs.split(","):
             cfg = parse_config(name)
+            if cfg == "tuned":
+                cfg = tuned_config(est, N, T, args.dtype, args.layout)
+                name = "tuned " + C.label(cfg).replace("/s1", "")
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
-            for consts, options, arguments in launches(est, N, T, cfg, args.dtype,
-                                                       args.layout):
+            for consts, options, arguments, programs in launches(est, N, T, cfg, args.dtype,
+                                                                 args.layout):
                 ptx = compile_ptx(consts, options, arguments)
                 r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
                       f"{r['spill_stores']:>5}/{r['spill_loads']:<5} "
-                      f"{resident_warps(r['registers'], options[0]):>8} "
+                      f"{resident_warps(r['registers'], options[0]):>8} {programs:>8} "
+                      f"{waves(programs, r['registers'], options[0]):>5.2f} "
                       f"{ptx.count(chr(10)):>5} {ptx.count('shfl.sync'):>4} "
                       f"{ptx.count('bar.sync'):>3}", flush=True)
     return 0

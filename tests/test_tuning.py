@@ -1571,7 +1571,8 @@ def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
     """benchmarks/kernel_resources.py compiles the launches a forced config makes (recorded
     from the launcher, not re-derived) for sm_90 without a GPU and reads registers and spills
     from ptxas: a row block is one launch, chunked two (summaries, fix-up), each line with its
-    phase, a register count and the resident warps that count allows."""
+    phase, a register count, the resident warps that count allows, the launch's programs and
+    the waves they take on the H200's 132 SMs."""
     from pathlib import Path
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "kernel_resources.py"
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
@@ -1585,10 +1586,30 @@ def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
                                             ("chunked:1x512:w1:c1:2l", "1"),
                                             ("chunked:1x512:w1:c1:2l", "2")]
     mod = _benchmark_script("kernel_resources")
-    for r, warps in zip(rows, (2, 1, 1)):
+    for r, warps, programs in zip(rows, (2, 1, 1), (4, 64, 64)):  # 8 rows / 2; 8 x 4096 / 512
         regs = int(r[3])
         assert 16 <= regs <= 255
         assert int(r[5]) == mod.resident_warps(regs, warps)
+        assert int(r[6]) == programs
+        assert float(r[7]) == pytest.approx(programs / (132 * (int(r[5]) // warps)), abs=0.01)
+
+
+def test_kernel_resources_waves_and_tuned_configs_follow_the_h200_and_its_db():
+    """Waves: programs over 132 SMs times the blocks an SM holds at that register count (2,048
+    two-warp programs at 70 registers: 14 blocks an SM, 1.11 waves; at 64: 16, 0.97); none
+    when no block fits. ``tuned``: the shipped H200 DB's config for the grid's call, read
+    offline, a bounded walk where the call's coefficients allow one (GAE 8x65536: its rows make
+    256 look-back spans, within the limit)."""
+    mod = _benchmark_script("kernel_resources")
+    assert mod.waves(2048, 70, 2) == pytest.approx(2048 / (132 * 14))
+    assert mod.waves(2048, 64, 2) == pytest.approx(2048 / (132 * 16))
+    assert mod.waves(10, 255, 16) == float("inf")
+    db = json.loads((Path(__file__).resolve().parents[1] / "tuning_db" /
+                     "nvidia-h200.json").read_text())
+    entry, = [e for e in db["kernels"]["gae"]["entries"] if e["shape"] == [4096, 128]
+              and (e["dtype"], e["layout"]) == ("float32", "time_last")]
+    assert mod.tuned_config("gae", 4096, 128) == C.validate(entry["config"])
+    assert mod.tuned_config("gae", 8, 65536)["strategy"] == "lookback"
 
 
 def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does():
@@ -1604,11 +1625,11 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
         "from rlscan.kernels import configs as C\n"
         "cfg = C.validate(dict(strategy='row_block', BLOCK_N=2, BLOCK_T=128, num_warps=2,"
         " TWO_LEVEL=True))\n"
-        "(consts, options, args), = K.launches('discounted_returns', 8, 4096, cfg)\n"
+        "(consts, options, args, _), = K.launches('discounted_returns', 8, 4096, cfg)\n"
         "for ptx in (K.compile_ptx(consts, options, args), K.compile_ptx(consts, options)):\n"
         "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
         " len(re.findall(r'ld\\.global', ptx)))\n"
-        "(consts, options, args), = K.launches('discounted_returns', 8, 4096, cfg, 'bfloat16')\n"
+        "(consts, options, args, _), = K.launches('discounted_returns', 8, 4096, cfg, 'bfloat16')\n"
         "print(int('cvt.f32.bf16' in K.compile_ptx(consts, options, args)), 1)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
                                                            "RLSCAN_INTERPRET")}
