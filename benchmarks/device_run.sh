@@ -335,6 +335,9 @@ regcap-ab)
   # ESTS="vtrace retrace" SHAPES=8x65536,32x32768,8x262144,1x1048576 CONFIGS=tuned,
   # lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r72,
   # lookback:1x256:w1:c1:2l:r80,lookback:1x256:w1:c1:2l:r96,lookback:1x256:w1:c1:2l:r112
+  # Next (twenty-ninth session's wave audit: V-trace's fix-up at 70 registers takes 1.11 waves):
+  # ESTS=vtrace SHAPES=8x262144,8x65536 CONFIGS=tuned,chunked:2x128:w2:c4:2l:r64,
+  # chunked:2x128:w2:c4:2l:r72 (and --rounds 5 in the compare_configs line below)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${ESTS:-discounted_returns gae vtrace}; do
     timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e \
