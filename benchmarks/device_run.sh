@@ -337,10 +337,11 @@ regcap-ab)
   # lookback:1x256:w1:c1:2l:r80,lookback:1x256:w1:c1:2l:r96,lookback:1x256:w1:c1:2l:r112
   # Next (twenty-ninth session's wave audit: V-trace's fix-up at 70 registers takes 1.11 waves):
   # ESTS=vtrace SHAPES=8x262144,8x65536 CONFIGS=tuned,chunked:2x128:w2:c4:2l:r64,
-  # chunked:2x128:w2:c4:2l:r72 (and --rounds 5 in the compare_configs line below)
+  # chunked:2x128:w2:c4:2l:r72 ROUNDS=5 (every A/B here: ROUNDS=N times each config N times,
+  # round-robin, and prints the median [range])
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${ESTS:-discounted_returns gae vtrace}; do
-    timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e \
+    timeout 150 python3 $R/benchmarks/compare_configs.py --estimator $e --rounds ${ROUNDS:-1} \
       --shapes ${SHAPES:-8x65536,32x32768,8x262144,1x1048576,128x16384} \
       --configs ${CONFIGS:-tuned,chunked:1x256:w1:c2:2l,chunked:1x256:w1:c2:2l:r64,chunked:1x256:w1:c2:2l:r48,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l:r48,chunked:2x128:w2:c4:2l:r40,row_block:16x256:w16:2l:sp16:r64} \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/regcap_ab.txt
@@ -353,7 +354,7 @@ bf16cap-ab)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   ab() {  # estimator shapes configs
     timeout 100 python3 $R/benchmarks/compare_configs.py --estimator $1 --dtype bfloat16 \
-      --shapes $2 --configs tuned,$3 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/bf16cap_ab.txt
+      --rounds ${ROUNDS:-1} --shapes $2 --configs tuned,$3 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/bf16cap_ab.txt
   }
   G=row_block:1x1024:w1:2l
   ab gae 1024x8192 $G:r64,$G:r80,$G:r96,$G:r112,$G:g8,$G:g8:r96,row_block:4x256:w4:2l:g8:sp4:r96
