@@ -44,6 +44,8 @@
 #                                              # DB's configs (~4 min)
 #   bash benchmarks/device_run.sh bf16cap-ab   # register caps on the bf16 winners holding the
 #                                              # most registers, forced vs the DB (~2 min)
+#   bash benchmarks/device_run.sh replay-sync  # device time with each replay from an idle GPU vs
+#                                              # back to back (the tuner's way) (~60 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
 #                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
@@ -364,6 +366,12 @@ bf16cap-ab)
   V=row_block:4x128:w2:2l:g8
   ab vtrace 65536x128,16384x512 $V:r64,$V:r72,$V:r80,row_block:1x128:w1:2l:r64
   ab gae 65536x128,16384x512 row_block:2x128:w1:2l:g8:r64,row_block:2x128:w1:2l:g8:r80,row_block:1x256:w1:2l:g8:r64 ;;
+replay-sync)
+  # the grid's device column (each replay timed from an idle GPU) against the tuner's way
+  # (replays back to back, one wait), in turns, on the tuned configs (~60 s; see the script)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  timeout ${PROBE_S:-150} python3 $R/benchmarks/replay_sync_probe.py ${PROBE_ARGS:-} 2>&1 \
+    | grep -v "Warn\|_warn" | tee $OUT/replay_sync.txt ;;
 grid-pinned)
   # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
   # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)
@@ -404,7 +412,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -127,6 +127,40 @@ def test_device_us_puts_every_input_set_in_the_graph_equally_often(cuda_graph_st
     assert len(captured) == 21 and all(captured.count(i) == 3 for i in range(7))
 
 
+@pytest.mark.parametrize("back_to_back", [False, True])
+def test_device_us_waits_after_each_replay_or_once_after_all_of_them(cuda_graph_stand_ins,
+                                                                    monkeypatch, back_to_back):
+    """Timed from an idle GPU, each replay's end event is waited for before the next replay is
+    enqueued; back to back (the tuner's way), every replay is enqueued first and the device is
+    waited for once. Either way each replay's pair of events gives one timing, per call."""
+    import torch
+    from rlscan.tune import bench
+    log = []
+
+    class Event:
+        def __init__(self, **kw):
+            pass
+
+        def record(self):
+            log.append("record")
+
+        def synchronize(self):
+            log.append("wait")
+
+        def elapsed_time(self, end):
+            return 2.0                       # ms a replay
+    cuda_graph_stand_ins(lambda: log.append("replay"))
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: log.append("wait all"))
+    assert bench.device_us([lambda: None], calls=20, replays=3,
+                           back_to_back=back_to_back) == pytest.approx(100.0)
+    timed = log[log.index("record"):]
+    if back_to_back:
+        assert timed == ["record", "replay", "record"] * 3 + ["wait all"]
+    else:
+        assert timed == ["record", "replay", "record", "wait"] * 3
+
+
 @pytest.mark.parametrize("hold", [True, False])
 def test_device_us_holds_every_captured_calls_outputs_through_the_replays(cuda_graph_stand_ins,
                                                                         hold):

@@ -47,9 +47,15 @@ def _events():
     return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
-def device_us(fns, calls=20, replays=20, hold_outputs=True):
+def device_us(fns, calls=20, replays=20, hold_outputs=True, back_to_back=False):
     """Median CUDA-graph replay time / call: at least ``calls`` calls in the graph and every one
     of ``fns`` (one per input set, in rotation) the same number of times.
+
+    Each replay is timed from an idle GPU (its events synchronised before the next replay), so
+    a replay's interval also holds the graph launch's own latency, ~1/``calls`` of it a call;
+    ``back_to_back``: the replays and their events enqueued together and synchronised once,
+    as the tuner times (``timing.GraphTimer``), so each replay's launch overlaps the one
+    before (``benchmarks/replay_sync_probe.py`` measures both).
 
     ``hold_outputs``: keep what every captured call returns until the replays are done, so each
     call of the graph writes its own output memory. Otherwise a call's outputs, freed before the
@@ -71,14 +77,20 @@ def device_us(fns, calls=20, replays=20, hold_outputs=True):
             if hold_outputs:
                 held.append(out)
     g.replay()
-    times = []
+    times, pending = [], []
     for _ in range(replays):
         a, b = _events()
         a.record()
         g.replay()
         b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
+        if back_to_back:
+            pending.append((a, b))
+        else:
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1e3 / calls)
+    if pending:
+        torch.cuda.synchronize()
+        times = [a.elapsed_time(b) * 1e3 / calls for a, b in pending]
     return statistics.median(times)
 
 
