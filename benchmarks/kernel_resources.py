@@ -25,6 +25,7 @@ which gives the 72 registers Nsight Compute measured on the H200 for discounted 
 look-back 1x256/w1/2l at 8x262144 (before the binder: 94, every pointer *fp32 and unaligned).
 """
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -53,15 +54,19 @@ SMS = 132            # the H200's streaming multiprocessors
 GPU = "NVIDIA H200"  # whose shipped DB ``tuned`` reads
 
 
+def _grid_call(est: str, N: int, T: int, dtype: str, layout: str) -> grid.Call:
+    """The grid's call of this cell on CPU tensors (input set 0)."""
+    return grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+
+
 def tuned_config(est: str, N: int, T: int, dtype: str = "float32",
                  layout: str = "time_last") -> dict:
     """The shipped H200 DB's config for the grid's call of this cell (its coefficients may
     pick a ``bounded_walk``), as ``tuning.which_config`` reports it; the heuristic's where the
     DB has no entry."""
-    call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+    call = _grid_call(est, N, T, dtype, layout)
     coefficients = {k: call.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in call.kwargs}
-    x = call.args[0]
-    return tuning.which_config(est, x, time_dim=0 if layout == "time_major" else -1, gpu=GPU,
+    return tuning.which_config(est, call.args[0], time_dim=0 if layout == "time_major" else -1, gpu=GPU,
                                **coefficients).config
 
 
@@ -75,12 +80,10 @@ def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
         if kernel is L.fused_scan_kernel:
-            programs = 1
-            for g in (grid_ if isinstance(grid_, tuple) else (grid_,)):
-                programs *= g
-            seen.append((dict(zip(names, consts)), options, L._tensors(args, objs), programs))
+            seen.append((dict(zip(names, consts)), options, L._tensors(args, objs),
+                         math.prod(grid_)))
 
-    call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+    call = _grid_call(est, N, T, dtype, layout)
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
     L._run, L._INTERPRETED, L._pdl_capable = record, True, (lambda device: True)
     os.environ["RLSCAN_INTERPRET"] = "1"          # CPU tensors take the kernel path
