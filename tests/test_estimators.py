@@ -513,6 +513,54 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     assert_matches(out, reference(est, rounded), T=shape[-1], scale=scale_of(est, rounded))
 
 
+@pytest.mark.parametrize("T", [385, 450, 512])
+@pytest.mark.parametrize("est", BACKWARD)
+def test_one_walk_split_tile_matches_reference_on_rows_it_covers_at_once(backend, device, est,
+                                                                         T):
+    """The tuner's one-walk split tile (`configs._SPLIT_ROWS_ONE_WALK`: 4x128/w4/sp4, for rows
+    of 385-512 steps): one iteration covers the row, its first tile row partly before step 0
+    (T = 385: 127 of its 128 steps), the carry composed across the 4 tile rows. Episode ends
+    on the tile rows' chunk edges, one row with none, 65 rows (not a multiple of anything)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    if backend == "interpret" and T == 450:
+        pytest.skip("the interpreter checks the edges of the range (385, 512)")
+    cfg = dict(strategy="row_block", BLOCK_N=4, BLOCK_T=128, num_warps=4, num_stages=1,
+               TWO_LEVEL=True, SPLIT=4)
+    assert cfg in C.candidates(est, 65, T, "time_last", "float32")
+    shape = (65 if backend != "interpret" else 5, T)
+    kw, rk = make(est, shape, seed=67, gamma=0.999, lmbda=1.0)
+    if "log_ratio" in kw:
+        kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
+    kw["terminated"][0] = kw["truncated"][0] = False
+    for t in (T - 129, T - 128, T - 257, T - 256, T - 385, T - 384):   # chunk edges from the end
+        if t >= 0:
+            kw["terminated"][1, t] = True
+            kw["truncated"][2, t] = True
+    matches_reference_under(cfg, est, kw, rk, device, T=T)
+
+
+def test_vtrace_chunked_tile_under_its_register_cap_matches_reference(backend, device):
+    """V-trace's capped chunked twin (2x128/w2, 4 chunks a span, at 64 registers, where its
+    fix-up spills 8 bytes on the H200; `configs._register_cap`): rows of 3 spans and 5 more
+    steps, episode ends on span and chunk edges, one row with none at γ = 0.999, λ = c̄ = 1
+    and ratios of 1, whose carry crosses every span. The interpreter ignores the cap and checks the tile."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    cfg = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, num_stages=1,
+               CHUNKS_PER_SPAN=4, TWO_LEVEL=True, maxnreg=64)
+    assert cfg in C.candidates("vtrace", 8, 262144, "time_last", "float32")
+    shape = (5, 3 * 512 + 5)
+    kw, rk = make("vtrace", shape, seed=71, gamma=0.999, lmbda=1.0)
+    kw["c_bar"] = rk["c_bar"] = 1.0
+    kw["log_ratio"][0] = 0.0                       # rk shares kw's tensors
+    kw["terminated"][0] = kw["truncated"][0] = False
+    for t in (511, 512, 1023, 1024 + 127, 1024 + 128):
+        kw["terminated"][1, t] = True
+        kw["truncated"][2, t] = True
+    matches_reference_under(cfg, "vtrace", kw, rk, device, T=shape[-1])
+
+
 @pytest.mark.parametrize("ends", ["random", "none"])
 @pytest.mark.parametrize("window", [(16, 16), None])
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])

@@ -778,8 +778,8 @@ def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
 def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
     """The tuner measures a register cap only on the two-level tiles it was found for (row
     blocks 2x128/w2 at 40 and 1x128/w1 at 32, look-back spans 1x256/w1 at 64 or V-trace's at
-    96; with 16-bit inputs GAE's and Retrace's split tile 4x256/w4/sp4/g8 at 64), right after
-    their uncapped twin; never elsewhere."""
+    96, V-trace's chunked 2x128/w2 at 64; with 16-bit inputs GAE's and Retrace's split tile
+    4x256/w4/sp4/g8 at 64), right after their uncapped twin; never elsewhere."""
     for N, T in SHAPES:
         for est in ("gae", "vtrace", "discounted_returns", "eligibility_traces"):
             for layout, dtype in itertools.product(C.LAYOUTS, ("float32", "bfloat16")):
@@ -790,6 +790,8 @@ def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
                         allowed = {("row_block", 2, 128, 2, 1, 4, 40),
                                    ("row_block", 1, 128, 1, 1, 4, 32),
                                    ("lookback", 1, 256, 1, 1, 4, 96 if est == "vtrace" else 64)}
+                        if est == "vtrace":
+                            allowed.add(("chunked", 2, 128, 2, 1, 4, 64))
                         if dtype == "bfloat16" and est == "gae":
                             allowed.add(("row_block", 4, 256, 4, 4, 8, 64))
                         assert (c["strategy"], c["BLOCK_N"], c["BLOCK_T"], c["num_warps"],
@@ -803,7 +805,9 @@ def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
     labels = [C.label(c) for c in C.candidates("gae", 8, 262144, "time_last", "float32")]
     assert "lookback/1x256/w1/s1/c1/2l/r64" in labels
     labels = [C.label(c) for c in C.candidates("vtrace", 8, 262144, "time_last", "float32")]
-    assert "lookback/1x256/w1/s1/c1/2l/r96" in labels
+    assert {"lookback/1x256/w1/s1/c1/2l/r96", "chunked/2x128/w2/s1/c4/2l/r64"} <= set(labels)
+    labels = [C.label(c) for c in C.candidates("gae", 8, 262144, "time_last", "float32")]
+    assert not [lab for lab in labels if lab.startswith("chunked") and "/r" in lab]
     for est in C.BACKWARD:
         labels = [C.label(c) for c in C.candidates(est, 1024, 8192, "time_last", "bfloat16")]
         capped = "row_block/4x256/w4/s1/2l/g8/sp4/r64" in labels
@@ -866,7 +870,9 @@ def test_validate_split_rows_only_for_row_blocks_it_divides():
 def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
     """Tiles that spread a row over warps are measured in time-last buffers with 64 to 2048
     rows, where a row is longer than one walk of the tile: two-level ones for backward
-    estimators, plain ones of one input row a program for forward ones."""
+    estimators, plain ones of one input row a program for forward ones; and for backward
+    estimators 4x128/w4/sp4 where one walk of it covers a row and fills 4 warps (384 < T <=
+    512)."""
     for N, T in SHAPES:
         for est in ("gae", "vtrace", "eligibility_traces"):
             for layout in C.LAYOUTS:
@@ -874,15 +880,22 @@ def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
                          if c.get("SPLIT")]
                 if layout == "time_last" and 64 <= N <= 2048:
                     backward = est in C.BACKWARD
+                    one_walk = [c for c in split if c["BLOCK_T"] * c["SPLIT"] >= T]
                     assert all(c.get("TWO_LEVEL", False) == backward
                                and c["strategy"] == "row_block"
                                and (backward or c["BLOCK_N"] == c["SPLIT"])
-                               and c["BLOCK_T"] * c["SPLIT"] < T for c in split), (est, N, T)
+                               for c in split), (est, N, T)
+                    assert [C.label(c) for c in one_walk] == (
+                        ["row_block/4x128/w4/s1/2l/sp4"] if backward and 384 < T <= 512
+                        else []), (est, N, T)
                 else:
                     assert not split, (est, N, T, layout)
     labels = {C.label(c) for c in C.candidates("vtrace", 1024, 8192, "time_last", "float32")}
     assert {"row_block/2x128/w2/s1/2l/sp2", "row_block/4x256/w4/s1/2l/sp4",
             "row_block/16x256/w16/s1/2l/sp16"} <= labels
+    for T, one_walk in ((384, False), (385, True), (512, True), (513, False)):
+        labels = {C.label(c) for c in C.candidates("retrace", 64, T, "time_last", "float32")}
+        assert ("row_block/4x128/w4/s1/2l/sp4" in labels) == one_walk, T
     labels = {C.label(c) for c in C.candidates("episodic_cumsum", 128, 16384, "time_last",
                                                "float32")}
     assert {"row_block/8x128/w8/s1/sp8", "row_block/16x256/w16/s1/sp16",

@@ -163,11 +163,16 @@ _UNDERFLOW_NATS = 150 * math.log(2)
 # session: 8x262144 24.1 -> 20.9). V-trace's span at 96 spills nothing (twenty-ninth session,
 # forced, 64 / 72 / 80 / 96 / 112 / uncapped: 1x1048576 15.84 / 15.79 / 14.47 / 13.86 / 14.31 /
 # 14.24 us, 8x262144 28.50 / 27.10 / 25.33 / 26.10 / 27.92 / 27.60), so V-trace's twin is
-# capped at 96, the others' at 64.
+# capped at 96, the others' at 64. V-trace's chunked 2x128/w2 tile (the DB's at 8x262144) takes
+# 70 registers in its fix-up, 14 two-warp blocks an SM, so its 2,048 programs there take 1.11
+# waves; at 64 (8 bytes of spill) 16 blocks, 0.97 waves (kernel_resources.py). Forced, 5 rounds
+# (thirtieth session, `device_run.sh regcap-ab`): 8x262144 25.02 -> 23.85 us (r72 25.05);
+# 8x65536 10.43 -> 10.63, where look-back (8.50) wins anyway.
 # Keys: (strategy, BLOCK_N, BLOCK_T, num_warps, SPLIT, GROUP).
 _REGISTER_CAPS = {("row_block", 2, 128, 2, 1, 4): 40, ("row_block", 1, 128, 1, 1, 4): 32,
                   ("lookback", 1, 256, 1, 1, 4): 64}
-_REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96}}
+_REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96,
+                                          ("chunked", 2, 128, 2, 1, 4): 64}}
 # 16-bit inputs: the split tile 4x256/w4/sp4 in groups of 8 at 64 (twenty-ninth session, bf16,
 # 1024x8192, forced, `device_run.sh bf16cap-ab`): Retrace 35.55 -> 31.75 us (floor 25.6), and
 # in the retune GAE 34.7 -> 31.0; uncapped they take 76 (GAE) and 92 (Retrace) registers, 24 and
@@ -211,6 +216,10 @@ _SPLIT_ROWS = ((2, 128, 2, 2), (4, 256, 4, 4), (8, 128, 8, 8), (8, 256, 8, 8),
 # the winner or win (discounted returns 32x256/w32 9.96 us vs 9.69, lambda-returns 16x512/w16
 # 11.6 vs 12.2); eligibility traces and episodic sums there: 10.2-10.7 us against a floor of 5.9
 # with 16 warps at most (twenty-first session's DB; unmeasured as forward candidates yet).
+# A split tile whose one walk covers a row (bt * (SPLIT - 1) < T <= bt * SPLIT): 64x512 V-trace
+# 4x128/w4/sp4 3.25 us [3.25-3.26] against the DB's 1x512/w8, 3.38 [3.02-3.39] and bimodal
+# (twenty-ninth session, forced, 7 rounds; once: Retrace 3.23 vs 3.05, GAE 2.60 vs 2.66).
+_SPLIT_ROWS_ONE_WALK = ((4, 128, 4, 4),)
 _SPLIT_ROWS_FORWARD = ((4, 128, 4, 4), (8, 128, 8, 8), (16, 128, 16, 16), (8, 256, 8, 8),
                        (16, 256, 16, 16), (16, 512, 16, 16), (32, 128, 32, 32))
 _SPLIT_ROWS_RANGE = (64, 2048)   # fewer rows: spans (chunked) win; more fill the GPU already
@@ -437,9 +446,10 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
     three small two-level tiles once more under a register cap (``_register_cap``: V-trace's
-    own cap on look-back spans); for 64 to 2048 rows, two-level tiles that spread a row over
-    warps (``_SPLIT_ROWS``); with 16-bit inputs, those split tiles in groups of 8 (one of them
-    capped too) and two-level tiles of groups of 8 and 16 steps (``_GROUP8_16BIT``,
+    own caps on look-back spans and chunked 2x128/w2); for 64 to 2048 rows, two-level tiles
+    that spread a row over warps (``_SPLIT_ROWS``, and ``_SPLIT_ROWS_ONE_WALK`` where one walk
+    covers a row); with 16-bit inputs, those split tiles in groups of 8 (one of them capped
+    too) and two-level tiles of groups of 8 and 16 steps (``_GROUP8_16BIT``,
     ``_GROUP16_16BIT``). Forward
     estimators on time-last buffers of 64 to 2048 rows measure plain tiles that spread a row
     over warps (``_SPLIT_ROWS_FORWARD``). Look-back tiles that may make more spans a row than
@@ -472,8 +482,10 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                 seen.add(label(c))
                 out.append(validate(c))
         if _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]:
-            for bn, bt, warps, split in _SPLIT_ROWS:
-                if bt * split < T:               # at least two walks of the split row
+            one_walk = [t for t in _SPLIT_ROWS_ONE_WALK if t[1] * (t[3] - 1) < T <= t[1] * t[3]]
+            for bn, bt, warps, split in _SPLIT_ROWS + tuple(one_walk):
+                # at least two walks of the split row, or a one-walk tile made for it
+                if bt * split < T or (bn, bt, warps, split) in one_walk:
                     c = validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
                                   "num_warps": warps, "num_stages": 1, "TWO_LEVEL": True,
                                   "SPLIT": split})
