@@ -8,8 +8,11 @@ once, so a replay's launch overlaps the one before. The shipped DB's tuner timin
 same configs, but other machines); if the way of waiting is the cause, the grid's small-cell
 figures carry ~0.45 µs of launch latency, as much as several cells miss floor + 3 µs by.
 This probe times each cell's tuned config both ways (``bench.device_us``, ``back_to_back``)
-``--rounds`` times in turns, beside a graph of 20 one-element ``torch.add`` calls, where the
-difference is the launch's latency alone.
+and with the tuner's own timer (``timing.GraphTimer``) ``--rounds`` times in turns, beside a
+graph of 20 one-element ``torch.add`` calls, where the difference is the launch's latency alone.
+Thirtieth session (H200): idle minus back-to-back 0.01-0.30 µs a call (median 0.08; the add
+0.07), so the wait explains little of the gap; the third column asks whether the tuner's
+timer does.
 
     python benchmarks/replay_sync_probe.py --estimators gae,vtrace --shapes 64x512,4096x128
 """
@@ -29,15 +32,18 @@ from compare_configs import grid_calls, interleaved, summary  # noqa: E402 - a s
 SHAPES = "64x512,4096x128,16384x128,4096x512,512x4096,8x65536,32x32768,1x1048576,65536x128"
 
 
-def both_ways(fns, rounds: int):
-    """(idle, back_to_back): each a list of ``rounds`` device times per call (µs)."""
-    return interleaved([lambda: device_us(fns), lambda: device_us(fns, back_to_back=True)],
-                       rounds)
+def three_ways(fns, rounds: int):
+    """(idle, back_to_back, tuner): each a list of ``rounds`` device times per call (µs)."""
+    timer = timing.GraphTimer("cuda")
+    return interleaved([lambda: device_us(fns), lambda: device_us(fns, back_to_back=True),
+                        lambda: timer(lambda i: fns[i](), len(fns))], rounds)
 
 
-def line(name: str, idle, back) -> str:
+def line(name: str, idle, back, tuner) -> str:
     return (f"{name:<30} idle {summary(idle):<22} back-to-back {summary(back):<22} "
-            f"diff {statistics.median(idle) - statistics.median(back):+.2f}")
+            f"tuner {summary(tuner):<22} "
+            f"idle-back {statistics.median(idle) - statistics.median(back):+.2f} "
+            f"idle-tuner {statistics.median(idle) - statistics.median(tuner):+.2f}")
 
 
 def main(argv=None) -> int:
@@ -56,13 +62,13 @@ def main(argv=None) -> int:
         return 2
     l2 = timing.l2_bytes(torch.device("cuda"))
     x = torch.zeros(1, device="cuda")
-    print(line("torch.add, 1 element", *both_ways([lambda: x.add_(1)], args.rounds)),
+    print(line("torch.add, 1 element", *three_ways([lambda: x.add_(1)], args.rounds)),
           flush=True)
     for est in args.estimators.split(","):
         for N, T in args.shapes:
             calls = grid_calls(est, N, T, l2)
             fns = [(lambda c=c: grid.run(est, c)) for c in calls]
-            print(line(f"{est} {N}x{T}", *both_ways(fns, args.rounds)), flush=True)
+            print(line(f"{est} {N}x{T}", *three_ways(fns, args.rounds)), flush=True)
             del calls, fns
     return 0
 
