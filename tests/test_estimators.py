@@ -513,28 +513,30 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     assert_matches(out, reference(est, rounded), T=shape[-1], scale=scale_of(est, rounded))
 
 
-@pytest.mark.parametrize("T", [385, 450, 512])
+@pytest.mark.parametrize("T", [385, 450, 512, 513, 1023])
 @pytest.mark.parametrize("est", BACKWARD)
-def test_one_walk_split_tile_matches_reference_on_rows_it_covers_at_once(backend, device, est,
-                                                                         T):
-    """The tuner's one-walk split tile (`configs._SPLIT_ROWS_ONE_WALK`: 4x128/w4/sp4, for rows
-    of 385-512 steps): one iteration covers the row, its first tile row partly before step 0
-    (T = 385: 127 of its 128 steps), the carry composed across the 4 tile rows. Episode ends
-    on the tile rows' chunk edges, one row with none, 65 rows (not a multiple of anything)."""
+def test_one_walk_split_tile_matches_reference_on_its_rows_and_its_buckets_longer_ones(
+        backend, device, est, T):
+    """The tuner's one-walk split tile (`configs._SPLIT_ROWS_ONE_WALK`: 4x128/w4/sp4, measured
+    on rows of 385-512 steps): one iteration covers such a row, its first tile row partly
+    before step 0 (T = 385: 127 of its 128 steps), the carry composed across the 4 tile rows;
+    the DB's 64-127 x 512-1023 bucket also runs it on rows of up to 1,023 steps, two walks.
+    Episode ends on the tile rows' chunk edges, one row with none, 65 rows (5 in the
+    interpreter, which checks the ends of the range)."""
     if backend == "torch":
         pytest.skip("the torch path has no launch configs")
-    if backend == "interpret" and T == 450:
-        pytest.skip("the interpreter checks the edges of the range (385, 512)")
+    if backend == "interpret" and T not in (385, 1023):
+        pytest.skip("the interpreter checks the shortest row and the longest")
     cfg = dict(strategy="row_block", BLOCK_N=4, BLOCK_T=128, num_warps=4, num_stages=1,
                TWO_LEVEL=True, SPLIT=4)
-    assert cfg in C.candidates(est, 65, T, "time_last", "float32")
+    assert (cfg in C.candidates(est, 65, T, "time_last", "float32")) == (T <= 512)
     shape = (65 if backend != "interpret" else 5, T)
     kw, rk = make(est, shape, seed=67, gamma=0.999, lmbda=1.0)
     if "log_ratio" in kw:
         kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
     kw["terminated"][0] = kw["truncated"][0] = False
-    for t in (T - 129, T - 128, T - 257, T - 256, T - 385, T - 384):   # chunk edges from the end
-        if t >= 0:
+    for t in (T - 129, T - 128, T - 257, T - 256, T - 385, T - 384, T - 513, T - 512):
+        if t >= 0:                                 # chunk and walk edges counted from the end
             kw["terminated"][1, t] = True
             kw["truncated"][2, t] = True
     matches_reference_under(cfg, est, kw, rk, device, T=T)
