@@ -10,9 +10,10 @@ figures carry ~0.45 µs of launch latency, as much as several cells miss floor +
 This probe times each cell's tuned config both ways (``bench.device_us``, ``back_to_back``)
 and with the tuner's own timer (``timing.GraphTimer``) ``--rounds`` times in turns, beside a
 graph of 20 one-element ``torch.add`` calls, where the difference is the launch's latency alone.
-Thirtieth session (H200): idle minus back-to-back 0.01-0.30 µs a call (median 0.08; the add
-0.07), so the wait explains little of the gap; the third column asks whether the tuner's
-timer does.
+Thirtieth session (H200, `results/probes/2026-12-04_thirtieth_session_replay_sync.txt`): idle
+minus back-to-back 0.01-0.30 µs a call (median 0.08; the adds 0.06-0.07), the tuner's timer
+within 0.01 of back-to-back: the way of timing is not the gap, which lies between machines and
+processes.
 
     python benchmarks/replay_sync_probe.py --estimators gae,vtrace --shapes 64x512,4096x128
 """

@@ -546,7 +546,8 @@ def test_vtrace_chunked_tile_under_its_register_cap_matches_reference(backend, d
     """V-trace's capped chunked twin (2x128/w2, 4 chunks a span, at 64 registers, where its
     fix-up spills 8 bytes on the H200; `configs._register_cap`): rows of 3 spans and 5 more
     steps, episode ends on span and chunk edges, one row with none at γ = 0.999, λ = c̄ = 1
-    and ratios of 1, whose carry crosses every span. The interpreter ignores the cap and checks the tile."""
+    and ratios of 1, whose carry crosses every span. The interpreter ignores the cap and
+    checks the tile."""
     if backend == "torch":
         pytest.skip("the torch path has no launch configs")
     cfg = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, num_stages=1,
