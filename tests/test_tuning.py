@@ -1285,17 +1285,21 @@ def test_compare_configs_rounds_time_every_config_round_robin_from_a_moving_star
     assert cc.summary([3.0, float("nan")]) == "ERR(timing)"
 
 
-def test_replay_sync_probe_times_each_cell_both_ways_in_turns(cuda_graph_stand_ins, capsys):
-    """benchmarks/replay_sync_probe.py: device_us from an idle GPU and back to back, R rounds
-    each in turns, printed as medians with ranges and their difference; on a machine without a
-    GPU it says so after checking its arguments."""
+def test_replay_sync_probe_times_each_cell_three_ways_in_turns(cuda_graph_stand_ins, capsys):
+    """benchmarks/replay_sync_probe.py: device_us from an idle GPU and back to back, and the
+    tuner's GraphTimer, R rounds each in turns (each of R graphs of 20 calls replayed: the
+    stand-in events measure 1 ms a replay, 50 µs a call), printed as medians with ranges and
+    their differences; on a machine without a GPU it says so after checking its arguments."""
     probe = _benchmark_script("replay_sync_probe")
-    cuda_graph_stand_ins()
-    idle, back = probe.both_ways([lambda: None], 3)
-    assert len(idle) == len(back) == 3
-    assert probe.line("gae 64x512", [3.4, 3.0, 3.1], [2.6, 2.7, 2.5]).split() == [
-        "gae", "64x512", "idle", "3.10[3.00-3.40]", "back-to-back", "2.60[2.50-2.70]", "diff",
-        "+0.50"]
+    replays = []
+    cuda_graph_stand_ins(lambda: replays.append(1))
+    idle, back, tuner = probe.three_ways([lambda: None], 3)
+    assert len(idle) == len(back) == len(tuner) == 3
+    assert set(idle + back + tuner) == {50.0}
+    assert len(replays) >= 3 * 3 * 3
+    assert probe.line("gae 64x512", [3.4, 3.0, 3.1], [2.6, 2.7, 2.5], [2.9, 3.0, 2.8]).split() == [
+        "gae", "64x512", "idle", "3.10[3.00-3.40]", "back-to-back", "2.60[2.50-2.70]", "tuner",
+        "2.90[2.80-3.00]", "idle-back", "+0.50", "idle-tuner", "+0.20"]
     with pytest.raises(SystemExit):
         probe.main(["--estimators", "gea"])
     with pytest.raises(SystemExit):
