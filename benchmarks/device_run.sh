@@ -46,6 +46,9 @@
 #                                              # most registers, forced vs the DB (~2 min)
 #   bash benchmarks/device_run.sh replay-sync  # device time with each replay from an idle GPU vs
 #                                              # back to back (the tuner's way) (~60 s)
+#   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
+#                                              # other addresses in one process: V-trace 64x512's
+#                                              # two modes a process (thirtieth session) (~1 min)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
 #                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
@@ -372,6 +375,17 @@ replay-sync)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   timeout ${PROBE_S:-150} python3 $R/benchmarks/replay_sync_probe.py ${PROBE_ARGS:-} 2>&1 \
     | grep -v "Warn\|_warn" | tee $OUT/replay_sync.txt ;;
+placement)
+  # does V-trace 64x512's mode (2.86 or 3.19 us a process, the same config) follow where its
+  # input sets land? placement_probe.py: 6 placements after growing spacers, 5 rounds each, the
+  # DB's tile and 1x512/w8 (bimodal in the twenty-ninth session), GAE as a control (agreed
+  # within 0.02 between tuner and grid)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for a in "--estimator vtrace" "--estimator vtrace --config row_block:1x512:w8" \
+           "--estimator gae" ${PLACEMENT_ARGS:+"$PLACEMENT_ARGS"}; do
+    timeout 120 python3 $R/benchmarks/placement_probe.py $a 2>&1 | grep -v "Warn\|_warn" \
+      | tee -a $OUT/placement.txt
+  done ;;
 grid-pinned)
   # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
   # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)

@@ -1306,6 +1306,30 @@ def test_replay_sync_probe_times_each_cell_three_ways_in_turns(cuda_graph_stand_
         probe.main(["--rounds", "0"])
 
 
+def test_placement_probe_places_each_draw_after_a_growing_spacer_and_checks_arguments():
+    """benchmarks/placement_probe.py: placement k sits after a spacer of k * spacer bytes, every
+    spacer and set held together (so each lands elsewhere), a call's first tensor gives its
+    address; bad counts are errors, and without a GPU it says so after checking its
+    arguments."""
+    probe = _benchmark_script("placement_probe")
+    drawn = []
+    placed = probe.place(lambda: drawn.append(1) or [len(drawn)], 3, 100, "cpu")
+    assert [pad.numel() for pad, _ in placed] == [0, 100, 200]
+    assert [sets for _, sets in placed] == [[1], [2], [3]]
+    call = grid.draw(grid.Cell("gae", 2, 8, "float32", "time_last"), 0, "cpu")
+    assert probe.first_address(call) == call.args[0].data_ptr()
+    with pytest.raises(ValueError, match="placements"):
+        probe.place(list, 0, 100, "cpu")
+    with pytest.raises(ValueError, match="spacer"):
+        probe.place(list, 2, -1, "cpu")
+    for bad in (["--placements", "0"], ["--rounds", "0"], ["--shape", "64x512,8x8"],
+                ["--config", "row_block:1x512"], ["--estimator", "gea"]):
+        with pytest.raises(SystemExit):
+            probe.main(bad)
+    if not torch.cuda.is_available():
+        assert probe.main([]) == 2
+
+
 def test_compare_configs_parses_config_names_into_validated_configs():
     import argparse
     parse = _compare_configs_module().parse_config
