@@ -16,9 +16,8 @@ from rlscan import _replay
 from rlscan.kernels.launch import force_config
 from rlscan.tune import grid
 from rlscan.tune.bench import device_us
-from rlscan.tuning import which_config
 
-from compare_configs import grid_calls, probe_cells   # a sibling script (its folder is on sys.path)
+from compare_configs import grid_calls, probe_cells, tuned_config  # a sibling script
 
 
 def kernels_of(fn):
@@ -39,9 +38,7 @@ def main(argv=None) -> int:
     for est, N, T in cells:
         shape = f"{N}x{T}"
         calls = grid_calls(est, N, T, l2)
-        c0 = calls[0]
-        coeffs = {k: c0.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in c0.kwargs}
-        cfg = which_config(est, c0.args[0], **coeffs).config
+        cfg = tuned_config(est, calls[0])
         fns = [(lambda c=c: grid.run(est, c)) for c in calls]
         print(f"{est} {shape} tuned {cfg}")
         print("  kernels:", ", ".join(k[:40] for k in kernels_of(fns[0])))

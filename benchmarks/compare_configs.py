@@ -72,6 +72,15 @@ def grid_calls(est: str, N: int, T: int, l2: int, dtype="float32", layout="time_
     return timed_calls(lambda i: grid.place(grid.draw(cell, i, device), layout, device), est, l2)
 
 
+def tuned_config(est: str, call: grid.Call, layout: str = "time_last", **kw):
+    """The tuning DB's config for ``call`` as ``tuning.which_config`` picks it (the call's γ, λ,
+    c̄ may pick a ``bounded_walk``); None where the DB has no entry (the heuristic's). ``kw``:
+    more ``which_config`` arguments (``gpu``)."""
+    coefficients = {k: call.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in call.kwargs}
+    return which_config(est, call.args[0], time_dim=0 if layout == "time_major" else -1,
+                        **coefficients, **kw).config
+
+
 def probe_cells(name: str, doc: str, estimators: str, shapes: str, argv=None):
     """A cell probe's command line (``--estimators``, ``--shapes NxT,...``): ``(l2, [(estimator,
     N, T), ...])``, or None with a message where no CUDA GPU is present."""
@@ -279,11 +288,7 @@ def main(argv=None) -> int:
         first, runs = None, []          # runs: (config index, cfg, variant), one timing each
         for index, (name, cfg) in enumerate(args.configs):
             if cfg == "tuned":
-                coefficients = {k: calls[0].kwargs[k] for k in ("gamma", "lmbda", "c_bar")
-                                if k in calls[0].kwargs}       # they may pick a bounded walk
-                cfg = which_config(est, calls[0].args[0],
-                                   time_dim=0 if args.layout == "time_major" else -1,
-                                   **coefficients).config
+                cfg = tuned_config(est, calls[0], args.layout)
             if cfg is None:
                 cfg = heuristic_config(N, T, args.layout == "time_major")
             variants = [(pdl, "persistent", shipped["first"])

@@ -36,14 +36,13 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from rlscan import tuning
 from rlscan.kernels import configs as C
 from rlscan.kernels import launch as L
 from rlscan.kernels import scan as S
 from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import parse_config  # noqa: E402 - a sibling script, not a package
+from compare_configs import parse_config, tuned_config  # noqa: E402 - a sibling script
 
 _POINTERS = ("P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
              "O1", "WA", "WB", "WC")
@@ -59,15 +58,10 @@ def _grid_call(est: str, N: int, T: int, dtype: str, layout: str) -> grid.Call:
     return grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
 
 
-def tuned_config(est: str, N: int, T: int, dtype: str = "float32",
-                 layout: str = "time_last") -> dict:
-    """The shipped H200 DB's config for the grid's call of this cell (its coefficients may
-    pick a ``bounded_walk``), as ``tuning.which_config`` reports it; the heuristic's where the
-    DB has no entry."""
-    call = _grid_call(est, N, T, dtype, layout)
-    coefficients = {k: call.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in call.kwargs}
-    return tuning.which_config(est, call.args[0], time_dim=0 if layout == "time_major" else -1, gpu=GPU,
-                               **coefficients).config
+def tuned(est: str, N: int, T: int, dtype: str = "float32", layout: str = "time_last"):
+    """The shipped H200 DB's config for the grid's call of this cell (``compare_configs``'s
+    ``tuned_config``, read offline: ``gpu`` names the H200)."""
+    return tuned_config(est, _grid_call(est, N, T, dtype, layout), layout, gpu=GPU)
 
 
 def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
@@ -194,7 +188,7 @@ def main(argv=None) -> int:
         for name in args.configs.split(","):
             cfg = parse_config(name)
             if cfg == "tuned":
-                cfg = tuned_config(est, N, T, args.dtype, args.layout)
+                cfg = tuned(est, N, T, args.dtype, args.layout)
                 name = "tuned " + C.label(cfg).replace("/s1", "")
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")

@@ -24,10 +24,10 @@ import torch
 from rlscan.kernels.launch import force_config, heuristic_config
 from rlscan.tune import grid, timing
 from rlscan.tune.bench import device_us
-from rlscan.tuning import which_config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import grid_calls, interleaved, parse_config, summary  # noqa: E402
+from compare_configs import (grid_calls, interleaved, parse_config,  # noqa: E402 - a sibling
+                             summary, tuned_config)
 
 
 def place(make_sets, placements: int, spacer: int, device):
@@ -79,10 +79,7 @@ def main(argv=None) -> int:
                    "cuda")
     cfg = args.config
     if cfg == "tuned":
-        first = placed[0][1][0]
-        coefficients = {k: first.kwargs[k] for k in ("gamma", "lmbda", "c_bar")
-                        if k in first.kwargs}
-        cfg = which_config(est, first.args[0], time_dim=-1, **coefficients).config
+        cfg = tuned_config(est, placed[0][1][0])
     if cfg is None:
         cfg = heuristic_config(N, T, False)
 

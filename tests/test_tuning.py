@@ -1665,8 +1665,8 @@ def test_kernel_resources_waves_and_tuned_configs_follow_the_h200_and_its_db():
                      "nvidia-h200.json").read_text())
     entry, = [e for e in db["kernels"]["gae"]["entries"] if e["shape"] == [4096, 128]
               and (e["dtype"], e["layout"]) == ("float32", "time_last")]
-    assert mod.tuned_config("gae", 4096, 128) == C.validate(entry["config"])
-    assert mod.tuned_config("gae", 8, 65536)["strategy"] == "lookback"
+    assert mod.tuned("gae", 4096, 128) == C.validate(entry["config"])
+    assert mod.tuned("gae", 8, 65536)["strategy"] == "lookback"
 
 
 def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does():

@@ -482,27 +482,27 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                 seen.add(label(c))
                 out.append(validate(c))
         if _SPLIT_ROWS_RANGE[0] <= N <= _SPLIT_ROWS_RANGE[1]:
-            one_walk = [t for t in _SPLIT_ROWS_ONE_WALK if t[1] * (t[3] - 1) < T <= t[1] * t[3]]
-            for bn, bt, warps, split in _SPLIT_ROWS + tuple(one_walk):
-                # at least two walks of the split row, or a one-walk tile made for it
-                if bt * split < T or (bn, bt, warps, split) in one_walk:
-                    c = validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
-                                  "num_warps": warps, "num_stages": 1, "TWO_LEVEL": True,
-                                  "SPLIT": split})
+            # at least two walks of the split row, or one walk of a tile made for such rows
+            tiles = [t for t in _SPLIT_ROWS if t[1] * t[3] < T]
+            tiles += [t for t in _SPLIT_ROWS_ONE_WALK if t[1] * (t[3] - 1) < T <= t[1] * t[3]]
+            for bn, bt, warps, split in tiles:
+                c = validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
+                              "num_warps": warps, "num_stages": 1, "TWO_LEVEL": True,
+                              "SPLIT": split})
+                seen.add(label(c))
+                out.append(c)
+                # 16-bit inputs: the same in groups of 8 (16-byte loads a thread), where
+                # each tile row still fills its warp (H200, thirteenth session's retune:
+                # bf16 discounted returns 1024x8192 4x256/w4/sp4/g8 20.5 us vs 22.9)
+                if dtype in ("bfloat16", "float16") and two_level_fits(dict(c, GROUP=8)):
+                    c = validate(dict(c, GROUP=8))
                     seen.add(label(c))
                     out.append(c)
-                    # 16-bit inputs: the same in groups of 8 (16-byte loads a thread), where
-                    # each tile row still fills its warp (H200, thirteenth session's retune:
-                    # bf16 discounted returns 1024x8192 4x256/w4/sp4/g8 20.5 us vs 22.9)
-                    if dtype in ("bfloat16", "float16") and two_level_fits(dict(c, GROUP=8)):
-                        c = validate(dict(c, GROUP=8))
+                    cap = _register_cap(estimator, c, dtype)
+                    if cap:
+                        c = validate(dict(c, maxnreg=cap))
                         seen.add(label(c))
                         out.append(c)
-                        cap = _register_cap(estimator, c, dtype)
-                        if cap:
-                            c = validate(dict(c, maxnreg=cap))
-                            seen.add(label(c))
-                            out.append(c)
         if dtype in ("bfloat16", "float16"):
             for group, tiles in ((8, _GROUP8_16BIT), (16, _GROUP16_16BIT)):
                 for c in _fit(N, T, tiles):
