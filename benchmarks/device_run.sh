@@ -46,6 +46,10 @@
 #                                              # most registers, forced vs the DB (~2 min)
 #   bash benchmarks/device_run.sh replay-sync  # device time with each replay from an idle GPU vs
 #                                              # back to back (the tuner's way) (~60 s)
+#   bash benchmarks/device_run.sh walk-slack   # bounded walks at γλ = 0.9405 vs the old picks,
+#                                              # without episode ends and with (~3 min)
+#   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
+#                                              # back and with idle gaps (~60 s)
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
 #                                              # other addresses in one process: V-trace 64x512's
 #                                              # two modes a process (thirtieth session) (~1 min)
@@ -386,6 +390,36 @@ placement)
     timeout 120 python3 $R/benchmarks/placement_probe.py $a 2>&1 | grep -v "Warn\|_warn" \
       | tee -a $OUT/placement.txt
   done ;;
+walk-slack)
+  # the first window's limit with one span of slack (thirty-first session): γλ = 0.9405 now takes
+  # the entries' bounded_walk look-back at 8x262144 and 1x1M. Tuned (the new pick) against the
+  # old pick, rows without episode ends at 0.9405 and at the new limit 0.9436, then the grid's
+  # data; bf16 long cells; the GPU test of the pick (~3 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  cc() { timeout 120 python3 $R/benchmarks/compare_configs.py --rounds 3 "$@" 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/walk_slack.txt; }
+  for nr in "--no-resets --decay 0.9405" "--no-resets --decay 0.9436" ""; do
+    echo "## $nr" | tee -a $OUT/walk_slack.txt
+    cc --estimator gae --shapes 8x262144 $nr --configs tuned,chunked:2x128:w2:c4:2l
+    cc --estimator gae --shapes 1x1048576 $nr --configs tuned,lookback:1x512:w1:c1:2l,chunked:1x256:w1:c2:2l
+    cc --estimator lambda_returns --shapes 8x262144 $nr --configs tuned,chunked:2x128:w2:c4:2l
+    cc --estimator eligibility_traces --shapes 1x1048576 $nr --configs tuned,lookback:1x1024:w4:c1
+  done
+  timeout 150 python3 -m rlscan.tune.bench --estimators gae,retrace,lambda_returns,eligibility_traces \
+    --dtypes bfloat16 --shapes 8x262144,1x1048576 --baselines "" --out $OUT/bf16_long 2>&1 \
+    | grep -v "Warn\|_warn" | tail -2
+  rm -f $OUT/bf16_long/bench.png
+  (cd $R/tests && timeout 120 python3 -m pytest test_estimators.py -m gpu -q -p no:cacheprovider \
+    -o addopts="" -k long_row_without_episode_ends 2>&1 | tail -3) ;;
+clocks)
+  # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
+  # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  timeout 90 python3 $R/benchmarks/clock_probe.py --seconds ${CLOCK_S:-30} ${CLOCK_ARGS:-} 2>&1 \
+    | grep -v "Warn\|_warn" | tee $OUT/clocks.txt
+  timeout 90 python3 $R/benchmarks/clock_probe.py --seconds 20 --idle 1 \
+    --log $OUT/clocks_idle.csv ${CLOCK_ARGS:-} 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/clocks_idle.txt ;;
 grid-pinned)
   # the fp32 time-last grid with the eager-loop baseline, pinned to core CORE (default 3, whose
   # loop figures sat mid-range in loop-cores, twenty-first session) (~110 s on a fresh machine)
@@ -426,7 +460,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

@@ -844,17 +844,20 @@ def test_one_long_row_in_a_few_wide_spans_matches_reference(est, dtype, T):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("gamma, lmbda, walk", [(0.99, 0.95, True), (1.0, 0.95, True),
-                                                (1.0, 1.0, False)])
-def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(gamma, lmbda, walk):
-    """GAE on one row of 2**20 steps with no episode end, the shipped DB's config (nothing
-    forced): where γ·λ bounds every look-back walk to its first window, the entry's bounded_walk
-    look-back runs, else its chunked winner (which_config reports it, given the coefficients);
-    either matches the reference."""
+@pytest.mark.parametrize("N, T, gamma, lmbda, walk", [
+    (1, 1 << 20, 0.99, 0.95, True), (1, 1 << 20, 1.0, 0.95, True), (1, 1 << 20, 1.0, 1.0, False),
+    (8, 1 << 18, 0.99, 0.95, True), (8, 1 << 18, 0.99, 0.96, False)])
+def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(N, T, gamma, lmbda,
+                                                                          walk):
+    """GAE on rows of 2**20 or 2**18 steps with no episode end, the shipped DB's config
+    (nothing forced): where γ·λ bounds every look-back walk to its first window, the entry's
+    bounded_walk look-back runs, else its chunked winner (which_config reports it, given the
+    coefficients); either matches the reference. At 8 x 2**18 the bounded config's spans are
+    256 steps: γ·λ = 0.9405 ends its walks within 8 spans (since the thirty-first session's
+    slack of one span), 0.9504 does not."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    T = 1 << 20
-    kw, rk = make("gae", (1, T), seed=4, gamma=gamma, lmbda=lmbda)
+    kw, rk = make("gae", (N, T), seed=4, gamma=gamma, lmbda=lmbda)
     for flag in ("terminated", "truncated"):
         kw[flag] = rk[flag] = torch.zeros_like(kw[flag])
     choice = rlscan.which_config("gae", kw["rewards"].cuda(), gamma=gamma, lmbda=lmbda)

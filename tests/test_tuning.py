@@ -699,26 +699,44 @@ def test_unbounded_walks_get_lookback_candidates_only_within_the_limit_on_the_sh
 
 def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it():
     """float32 products of factors at most β reach an exact 0 ~150·ln 2 / -ln β steps back, plus
-    up to two spans of rounding; a bounded_walk config runs only where that is within the first
-    LOOKBACK_FIRST_WINDOW spans: 512-step spans up to β ≈ 0.967 (GAE's γ = 0.99, λ = 0.95 and
-    γ = 1, λ = 0.95), 256-step spans up to β ≈ 0.935."""
+    one span of rounding; a bounded_walk config runs only where that is within the first
+    LOOKBACK_FIRST_WINDOW spans: 512-step spans up to β ≈ 0.971 (GAE's γ = 0.99, λ = 0.95 and
+    γ = 1, λ = 0.95), 256-step spans up to β ≈ 0.944 (γ = 0.99, λ = 0.95 again)."""
     import math
     span = validate_label("lookback/1x512/w1/s1/c1/2l")
     short = validate_label("lookback/1x256/w1/s1/c1/2l")
     assert C.LOOKBACK_FIRST_WINDOW == 8
     for beta, fits in ((0.0, True), (0.5, True), (0.99 * 0.95, True), (0.95, True),
-                       (0.966, True), (0.968, False), (0.99, False), (1.0, False),
+                       (0.970, True), (0.973, False), (0.99, False), (1.0, False),
                        (None, False), (math.nan, False), (math.inf, False)):
         assert C.walk_fits_first_window(span, beta) is fits, beta
-    assert C.walk_fits_first_window(short, 0.934) and not C.walk_fits_first_window(short, 0.95)
+    assert C.walk_fits_first_window(short, 0.99 * 0.95)
+    assert C.walk_fits_first_window(short, 0.943) and not C.walk_fits_first_window(short, 0.945)
     long, both = 1 << 20, first_window(short, span)                  # 2048+ spans a row
     assert C.bounded_walk_config(both, 0.95, long) == span           # the first that fits
     assert C.bounded_walk_config(both, 0.9, long) == short
     assert C.bounded_walk_config(both, 0.99, long) is None
     assert C.bounded_walk_config((), 0.5, long) is None
-    # the rule's premise, in float32: 0.95 per step is an exact 0 within 6 spans of 512
-    a = torch.full((6 * 512,), 0.95, dtype=torch.float32)
-    assert float(torch.prod(a)) == 0.0 and float(torch.prod(a[:512])) > 0.0
+    # the rule's premise, in float32, as the kernel composes a walk: each span's own product,
+    # then the window's composition of its 8 spans, in order or pairwise (its scan). At the
+    # limit 7 spans reach the smallest subnormal, 2**-149 (rounding up from 2**-150), and the
+    # 8th span, the slack, makes it an exact 0; 6 spans are far from it
+    first = C.LOOKBACK_FIRST_WINDOW
+    for cfg, reach in itertools.product((short, span), C.WALK_REACHES):
+        beta = C.walk_decay_limit(cfg, reach)
+        one = torch.prod(torch.full((cfg["BLOCK_T"],), beta, dtype=torch.float32))
+        assert 0.0 < float(one) < 0.5
+        walk = [one]
+        for _ in range(reach - 1):
+            walk.append(walk[-1] * one)
+        assert float(walk[reach - 3]) > 0.0                          # 6 (70) spans
+        assert float(walk[reach - 2]) <= 2.0 ** -149                 # 7 (71)
+        assert float(walk[reach - 1]) == 0.0                         # the reach: 8 (72)
+        if reach == first:
+            pairs = torch.full((first,), float(one), dtype=torch.float32)
+            while pairs.numel() > 1:
+                pairs = pairs[0::2] * pairs[1::2]
+            assert float(pairs[0]) == 0.0
     # ... and the window it assumes is the kernel's: scan._fold_published folds the nearest
     # LOOKBACK_FIRST_WINDOW spans first whenever the launcher's window is wider
     from rlscan.kernels import launch, scan
@@ -1184,11 +1202,11 @@ def test_no_episode_end_inputs_make_every_step_factor_the_decay():
 def test_a_bounded_walk_config_serves_walks_up_to_its_walk_spans():
     """A DB entry's bounded_walk pairs (config, walk_spans): with walk_spans at the second reach
     a 512-step span config serves γ = 0.99 and 0.997 on 2**20-step rows (walks end within 72
-    spans), not 0.998; at the first window only up to ~0.967."""
+    spans), not 0.998; at the first window only up to ~0.971."""
     span = validate_label("lookback/1x512/w1/s1/c1/2l")
     long = 1 << 20
     two = ((span, C.LOOKBACK_SECOND_REACH),)
-    assert C.walk_decay_limit(span, C.LOOKBACK_SECOND_REACH) == pytest.approx(0.99710, abs=1e-5)
+    assert C.walk_decay_limit(span, C.LOOKBACK_SECOND_REACH) == pytest.approx(0.99714, abs=1e-5)
     for decay, reach_two, reach_one in ((0.95, True, True), (0.99, True, False),
                                         (0.997, True, False), (0.998, False, False),
                                         (None, False, False)):
@@ -1621,7 +1639,7 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
     text = _benchmark_script("tune_report").report(db)
     assert ("| gae | float32 | 1..1 | 1048576..2097151 | 12.50 | lookback/1x512/w1/s1/c1 8.50 "
             "(≤ 0.9971, 72 spans; no episode ends 13.10 / 12.40), lookback/1x256/w1/s1/c1 9.00 "
-            "(≤ 0.9345, 8 spans) |") in text
+            "(≤ 0.9436, 8 spans) |") in text
 
 
 def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():

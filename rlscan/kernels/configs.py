@@ -124,8 +124,8 @@ _SPANNED_MAX_ROW_PROGRAMS = 512  # more row programs than this already fill the 
 # configs to it at run time).
 LOOKBACK_MAX_SPANS = 256
 # Beyond it, a walk also stops where the composed a is an exact 0: in float32 a product of
-# factors at most β < 1 is, ~150·ln 2 / -ln β steps back (below 2**-150), plus a span or two for
-# the rounding of each span's own product. Look-back beyond the limit beat chunked only where the
+# factors at most β < 1 is, ~150·ln 2 / -ln β steps back (below 2**-150), plus one span for
+# rounding (walk_decay_limit). Look-back beyond the limit beat chunked only where the
 # walk ends inside the first window the kernel folds (8 spans, scan._fold_published). H200, fp32,
 # no episode ends, γ = D, λ = 1, GAE 1x1048576 look-back 1x512/w1/2l vs the tuned chunked config
 # (eighteenth session, compare_configs.py --decay): D = 0.95 (~2k steps, 4 spans) 9.1 vs 12.3 us,
@@ -351,10 +351,15 @@ def walk_ends_within(config: Dict, decay: Optional[float], spans: int) -> bool:
 
 def walk_decay_limit(config: Dict, spans: int = LOOKBACK_FIRST_WINDOW) -> float:
     """The largest per-step ``|a|`` with which ``config``'s look-back walks end within
-    ``spans`` spans (by default the first window): products of it underflow within all but the
-    last 2 of them (those allow for each span's own product rounding to a tiny nonzero
-    value)."""
-    return math.exp(-_UNDERFLOW_NATS / ((spans - 2) * config["BLOCK_T"]))
+    ``spans`` spans (by default the first window): its product over all but the last of them
+    is at most 2**-150, below which a float32 product rounds to an exact 0; rounding leaves
+    their composition at most the smallest subnormal, 2**-149, and the last span's product (at
+    most 2**(-150 / (spans - 1)) < 1/2 for both reaches) makes that an exact 0
+    (``tests/test_tuning.py``). Until the thirty-first session the slack was two spans: at
+    256-step spans that kept γλ = 0.99 · 0.95 = 0.9405 (a common GAE setting; the grid's) just
+    over the first window's limit (0.9345; now 0.9436). Only the time depends on it: a walk
+    that has not ended goes on to the next window."""
+    return math.exp(-_UNDERFLOW_NATS / ((spans - 1) * config["BLOCK_T"]))
 
 
 def bounded_walk_config(bounded: Sequence[Tuple[Dict, int]], decay: Optional[float],
