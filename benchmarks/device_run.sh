@@ -411,6 +411,13 @@ walk-slack)
   rm -f $OUT/bf16_long/bench.png
   (cd $R/tests && timeout 120 python3 -m pytest test_estimators.py -m gpu -q -p no:cacheprovider \
     -o addopts="" -k long_row_without_episode_ends 2>&1 | tail -3) ;;
+persistent)
+  # persistent look-back programs with the next chunk's loads in flight, on the bare recurrence,
+  # against the tuned linear_scan (persistent_lookback_probe.py; thirty-first session: one-warp
+  # tiles and a no-fill lower bound added; ~2 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  timeout 240 python3 $R/benchmarks/persistent_lookback_probe.py 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/persistent.txt ;;
 clocks)
   # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
   # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms
@@ -460,7 +467,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
