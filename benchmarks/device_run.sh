@@ -418,6 +418,14 @@ persistent)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   timeout 240 python3 $R/benchmarks/persistent_lookback_probe.py 2>&1 | grep -v "Warn\|_warn" \
     | tee $OUT/persistent.txt ;;
+tma-walk)
+  # row walks with TMA loads pipelined by Triton (shared memory, no registers) against the
+  # shipped register prefetch, on the bare recurrence at the mid cells (tma_walk_probe.py; ~2 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  timeout 60 python3 $R/benchmarks/tma_walk_probe.py --check 2>&1 | grep -v "Warn\|_warn" | tail -12 \
+    | tee $OUT/tma_walk.txt
+  timeout 300 python3 $R/benchmarks/tma_walk_probe.py 2>&1 | grep -v "Warn\|_warn" \
+    | tee -a $OUT/tma_walk.txt ;;
 clocks)
   # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
   # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms
@@ -467,7 +475,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
