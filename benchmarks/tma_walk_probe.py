@@ -35,7 +35,8 @@ from rlscan.tune.bench import device_us
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _recurrence import main, reference, within  # noqa: E402 - a sibling module
 
-W = 256                      # a piece: the widest TMA box side
+STEPS = 256                  # a piece: the widest TMA box side
+W = tl.constexpr(STEPS)
 
 
 @triton.jit
@@ -104,13 +105,13 @@ def walk(a: torch.Tensor, b: torch.Tensor, mode: int, R: int = 8, warps: int = 8
          stages: int = 3) -> torch.Tensor:
     """x for the backward recurrence, one program a row, chunks of R x W steps."""
     N, T = a.shape
-    if T % (R * W) or not a.is_contiguous() or not b.is_contiguous():
-        raise ValueError(f"walk: T={T} must be a multiple of {R * W}, inputs contiguous")
+    if T % (R * STEPS) or not a.is_contiguous() or not b.is_contiguous():
+        raise ValueError(f"walk: T={T} must be a multiple of {R * STEPS}, inputs contiguous")
     x = torch.empty_like(a)
     if mode == 3:
         from triton.tools.tensor_descriptor import TensorDescriptor
-        da = TensorDescriptor.from_tensor(a.view(-1, W), [R, W])
-        db = TensorDescriptor.from_tensor(b.view(-1, W), [R, W])
+        da = TensorDescriptor.from_tensor(a.view(-1, STEPS), [R, STEPS])
+        db = TensorDescriptor.from_tensor(b.view(-1, STEPS), [R, STEPS])
     else:
         da = db = a                                                  # unused
     walk_kernel[(N,)](a, b, x, da, db, T, R=R, MODE=mode, STAGES=stages, num_warps=warps)
@@ -126,11 +127,11 @@ def inputs(N, T, device, seed=0):
 
 def check(device) -> int:
     ok = []
-    for N, T, R in [(3, 4 * W * 3, 4), (2, 2 * W * 5, 2), (1, 8 * W, 8)]:
+    for N, T, R in [(3, 4 * STEPS * 3, 4), (2, 2 * STEPS * 5, 2), (1, 8 * STEPS, 8)]:
         a, b = inputs(N, T, "cpu", seed=T)
         for mode in (0, 1, 2, 3):
             x = walk(a.to(device), b.to(device), mode, R=R, warps=4, stages=3)
-            ok.append(within(f"{N}x{T} chunks of {R}x{W}, mode {mode}", x, reference(a, b)))
+            ok.append(within(f"{N}x{T} chunks of {R}x{STEPS}, mode {mode}", x, reference(a, b)))
     return int(not all(ok))
 
 
@@ -157,10 +158,10 @@ def timing(device) -> None:
         for R, warps in TILES:
             for mode, stages in ((0, 1), (1, 1), (2, 3), (3, 2), (3, 3), (3, 4)):
                 try:
-                    bench(f"{R * W}/w{warps} m{mode}" + (f"s{stages}" if mode >= 2 else ""),
+                    bench(f"{R * STEPS}/w{warps} m{mode}" + (f"s{stages}" if mode >= 2 else ""),
                           lambda i: walk(*sets[i], mode, R, warps, stages))
                 except Exception as e:  # noqa: BLE001 - a probe: report and go on
-                    cols.append(f"{R * W}/w{warps} m{mode}s{stages} {type(e).__name__}")
+                    cols.append(f"{R * STEPS}/w{warps} m{mode}s{stages} {type(e).__name__}: {str(e)[:80]}")
         floor = 3 * N * T * 4 / 4.26e12 * 1e6
         print(f"{N}x{T} floor {floor:.1f} ({n_sets} sets) | " + " | ".join(cols), flush=True)
 
