@@ -1,10 +1,14 @@
-"""Shared by the standalone scan probes (reverse_scan_probe.py, persistent_lookback_probe.py):
-the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line of ``--check``, and
-the command line (``--check`` anywhere, timing on a GPU)."""
+"""Shared by the standalone scan probes (reverse_scan_probe.py, persistent_lookback_probe.py,
+tma_walk_probe.py): the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line
+of ``--check``, the timing of a cell over DRAM-resident input sets, and the command line
+(``--check`` anywhere, timing on a GPU)."""
 import argparse
 import sys
 
 import torch
+
+import rlscan
+from rlscan.tune.bench import device_us
 
 
 def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -22,6 +26,26 @@ def within(label: str, x: torch.Tensor, ref: torch.Tensor) -> bool:
     ok = err <= 1e-4 * max(ref.abs().max().item(), 1.0)
     print(f"{label}: max error {err:.1e}" + ("" if ok else "  WRONG"))
     return ok
+
+
+def rotated_cell(N: int, T: int, inputs, device):
+    """An [N, T] cell timed as rlscan-bench times one: ``inputs(N, T, device, seed=i)`` sets that
+    together span three L2 caches (a single set of the long rows ran from L2 in the seventh
+    session's probes). Returns (sets, cols, bench): ``bench(name, fn)`` times ``fn(i)`` over
+    every set in one CUDA graph (``device_us``, each call its own outputs) and appends
+    ``"name µs"`` to ``cols``, with ``!`` where set 0's result differs from the tuned
+    ``rlscan.linear_scan``'s by more than 1e-3 of its scale."""
+    l2 = torch.cuda.get_device_properties(device).L2_cache_size
+    n_sets = max(1, -(-3 * l2 // (3 * N * T * 4)))
+    sets = [inputs(N, T, device, seed=i) for i in range(n_sets)]
+    ref = rlscan.linear_scan(*sets[0], reverse=True)
+    cols = []
+
+    def bench(name, fn):
+        err = (fn(0) - ref).abs().max().item()
+        us = device_us([(lambda i=i: fn(i)) for i in range(n_sets)])
+        cols.append(f"{name} {us:.1f}" + ("!" if err > 1e-3 * ref.abs().max().item() else ""))
+    return sets, cols, bench
 
 
 def main(name: str, doc: str, check, timing, argv=None) -> int:

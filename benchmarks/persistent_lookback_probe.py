@@ -33,10 +33,9 @@ import triton.language as tl
 import rlscan
 from rlscan.kernels.launch import force_config
 from rlscan.kernels.scan import _apply, _combine, _fold_published, _pack
-from rlscan.tune.bench import device_us
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _recurrence import main, reference, within  # noqa: E402 - a sibling module
+from _recurrence import main, reference, rotated_cell, within  # noqa: E402 - a sibling
 
 LB_WINDOW = 256          # as the shipped look-back for wide chunks
 
@@ -151,21 +150,10 @@ def timing(device) -> None:
     """Every config over input sets that span three L2 caches (as rlscan-bench; the seventh
     session's single set ran the long rows from L2), each call with its own outputs."""
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    l2 = torch.cuda.get_device_properties(device).L2_cache_size
     for shapes, tiles in zip(SHAPES, TILES):
         for N, T in shapes:
-            n_sets = max(1, -(-3 * l2 // (3 * N * T * 4)))
-            sets = [inputs(N, T, device, seed=i) for i in range(n_sets)]
+            sets, cols, bench = rotated_cell(N, T, inputs, device)
             floor = 3 * N * T * 4 / 4.26e12 * 1e6
-            ref = rlscan.linear_scan(*sets[0], reverse=True)
-            cols = []
-
-            def bench(name, fn):
-                err = (fn(0) - ref).abs().max().item()
-                us = device_us([(lambda i=i: fn(i)) for i in range(n_sets)])
-                cols.append(f"{name} {us:.1f}" + ("!" if err > 1e-3 * ref.abs().max().item()
-                                                  else ""))
-
             bench("tuned", lambda i: rlscan.linear_scan(*sets[i], reverse=True))
             for strategy, bt, w, cap in SHIPPED:
                 cfg = dict(strategy=strategy, BLOCK_N=1, BLOCK_T=bt, num_warps=w,
@@ -180,10 +168,10 @@ def timing(device) -> None:
                           lambda i: persistent(*sets[i], bt, warps, P, bn))
                     ws = [torch.full((N * triton.cdiv(T, bt),), -1, dtype=torch.int64,
                                      device=device) for _ in sets]
-                    for i in range(n_sets):
+                    for i in range(len(sets)):
                         persistent(*sets[i], bt, warps, P, bn, ws[i])
                     bench("nofill", lambda i: persistent(*sets[i], bt, warps, P, bn, ws[i]))
-            print(f"{N}x{T} floor {floor:.1f} ({n_sets} input sets) | " + " | ".join(cols),
+            print(f"{N}x{T} floor {floor:.1f} ({len(sets)} input sets) | " + " | ".join(cols),
                   flush=True)
 
 

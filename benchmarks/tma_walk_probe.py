@@ -30,10 +30,9 @@ import triton.language as tl
 
 import rlscan
 from rlscan.kernels.scan import _apply, _combine, _combine_next
-from rlscan.tune.bench import device_us
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _recurrence import main, reference, within  # noqa: E402 - a sibling module
+from _recurrence import main, reference, rotated_cell, within  # noqa: E402 - a sibling
 
 STEPS = 256                  # a piece: the widest TMA box side
 W = tl.constexpr(STEPS)
@@ -125,9 +124,13 @@ def inputs(N, T, device, seed=0):
     return a, torch.randn(N, T, generator=gen, device=device)
 
 
-def check(device) -> int:
+CHECKS = [(3, 4 * STEPS * 3, 4), (2, 2 * STEPS * 5, 2), (1, 8 * STEPS, 8)]   # (N, T, R)
+
+
+def check(device, cases=CHECKS) -> int:
+    """Every mode against float64 on ``cases``: chunk and piece edges, several rows."""
     ok = []
-    for N, T, R in [(3, 4 * STEPS * 3, 4), (2, 2 * STEPS * 5, 2), (1, 8 * STEPS, 8)]:
+    for N, T, R in cases:
         a, b = inputs(N, T, "cpu", seed=T)
         for mode in (0, 1, 2, 3):
             x = walk(a.to(device), b.to(device), mode, R=R, warps=4, stages=3)
@@ -141,19 +144,8 @@ TILES = [(8, 8), (8, 16), (4, 4), (4, 8)]
 
 
 def timing(device) -> None:
-    l2 = torch.cuda.get_device_properties(device).L2_cache_size
     for N, T in SHAPES:
-        n_sets = max(1, -(-3 * l2 // (3 * N * T * 4)))
-        sets = [inputs(N, T, device, seed=i) for i in range(n_sets)]
-        ref = rlscan.linear_scan(*sets[0], reverse=True)
-        cols = []
-
-        def bench(name, fn):
-            err = (fn(0) - ref).abs().max().item()
-            us = device_us([(lambda i=i: fn(i)) for i in range(n_sets)])
-            cols.append(f"{name} {us:.1f}" + ("!" if err > 1e-3 * ref.abs().max().item()
-                                              else ""))
-
+        sets, cols, bench = rotated_cell(N, T, inputs, device)
         bench("tuned", lambda i: rlscan.linear_scan(*sets[i], reverse=True))
         for R, warps in TILES:
             for mode, stages in ((0, 1), (1, 1), (2, 3), (3, 2), (3, 3), (3, 4)):
@@ -161,9 +153,10 @@ def timing(device) -> None:
                     bench(f"{R * STEPS}/w{warps} m{mode}" + (f"s{stages}" if mode >= 2 else ""),
                           lambda i: walk(*sets[i], mode, R, warps, stages))
                 except Exception as e:  # noqa: BLE001 - a probe: report and go on
-                    cols.append(f"{R * STEPS}/w{warps} m{mode}s{stages} {type(e).__name__}: {str(e)[:80]}")
+                    cols.append(f"{R * STEPS}/w{warps} m{mode}s{stages} "
+                                f"{type(e).__name__}: {str(e)[:80]}")
         floor = 3 * N * T * 4 / 4.26e12 * 1e6
-        print(f"{N}x{T} floor {floor:.1f} ({n_sets} sets) | " + " | ".join(cols), flush=True)
+        print(f"{N}x{T} floor {floor:.1f} ({len(sets)} sets) | " + " | ".join(cols), flush=True)
 
 
 if __name__ == "__main__":

@@ -1557,6 +1557,39 @@ def test_persistent_lookback_probe_solves_the_backward_recurrence(monkeypatch, c
     assert out.count("max error") == 5 and "WRONG" not in out
 
 
+def test_tma_walk_probe_modes_solve_the_backward_recurrence(monkeypatch, capsys):
+    """benchmarks/tma_walk_probe.py: a row walked in chunks of 256-step pieces by plain loads,
+    register prefetch, Triton's pipelined loads and TMA descriptors (the interpreter runs all
+    four) gives the float64 recurrence over piece and chunk edges and rows."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    probe = _benchmark_script("tma_walk_probe")
+    assert probe.check("cpu", [(2, 2 * probe.STEPS * 3, 2)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("max error") == 4 and "WRONG" not in out
+
+
+def test_clock_probe_reads_nvidia_smi_samples_and_cells(tmp_path):
+    """benchmarks/clock_probe.py: ``--cells`` parses to (estimator, N, T) and names a bad one;
+    the sampler's CSV lines (nvidia-smi's timestamp with milliseconds) parse to times and
+    fields, skipping malformed lines."""
+    import argparse
+    probe = _benchmark_script("clock_probe")
+    assert probe.parse_cells("vtrace:64x512,gae:8x65536") == [("vtrace", 64, 512),
+                                                              ("gae", 8, 65536)]
+    with pytest.raises(argparse.ArgumentTypeError, match="--cells"):
+        probe.parse_cells("nope:64x512")
+    log = tmp_path / "clocks.csv"
+    log.write_text("2026/12/04 15:25:01.250, 1980, 3201, 161.83, 36, 0x0000000000000000\n"
+                   "garbage\n"
+                   "2026/12/04 15:25:01.300, 1755, 3201, 400.00, 41, 0x0000000000000004\n")
+    samples = probe.read_samples(str(log))
+    assert len(samples) == 2
+    assert samples[1][0] - samples[0][0] == pytest.approx(0.05, abs=1e-6)
+    assert samples[0][1]["clocks.sm"] == "1980" and samples[1][1]["reasons"].endswith("4")
+
+
 def test_onepass_probe_folds_every_earlier_chunk_to_the_recurrence(monkeypatch, capsys):
     """benchmarks/onepass_probe.py: one program a chunk that folds every earlier chunk's
     summary (ascending lanes and a reverse scan, or descending lanes and a forward one) gives
