@@ -478,6 +478,23 @@ def test_register_capped_lookback_spans_walking_to_the_row_start_match_reference
         matches_reference_under(dict(span, maxnreg=regs), est, kw, rk, device, T=shape[-1])
 
 
+@pytest.mark.parametrize("est", ["eligibility_traces", "episodic_cumsum"])
+def test_register_capped_forward_lookback_spans_match_reference(backend, device, est):
+    """Forward scans' plain look-back span 1x256/w1 under the tuner's cap (64 registers,
+    `configs._FORWARD_LOOKBACK_CAPS`; 72 uncapped): rows of 10 spans with random episode ends
+    (and a done flag before t = 0), one with none, whose spans walk back to the row's start,
+    give the reference's results (the interpreter ignores the cap and checks the walk)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no launch configs")
+    shape = (3, 10 * 256 + 5)
+    kw, rk = make(est, shape, seed=67, gamma=0.999, lmbda=1.0)    # rk shares kw's tensors
+    kw["dones"][1] = False
+    span = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1, num_stages=1,
+                CHUNKS_PER_SPAN=1, maxnreg=64)
+    assert span in C.candidates(est, 32, 32768, "time_last", "float32")
+    matches_reference_under(span, est, kw, rk, device, T=shape[-1])
+
+
 @pytest.mark.parametrize("est", BACKWARD)
 def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(backend, device,
                                                                             est):

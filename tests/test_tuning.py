@@ -690,7 +690,8 @@ def test_unbounded_walks_get_lookback_candidates_only_within_the_limit_on_the_sh
             assert any(c["strategy"] == "chunked" for c in spanned), (est, T)
             gae = [c for c in C.candidates("gae", 8, T, "time_last", "float32")
                    if c["strategy"] == "lookback" and not c.get("TWO_LEVEL")]
-            assert looks == [c for c in gae if C.spans_within_limit(c, T)], (est, T)
+            plain = [c for c in looks if not c.get("maxnreg")]      # (and their r64 twins)
+            assert plain == [c for c in gae if C.spans_within_limit(c, T)], (est, T)
     # 8 x 65536: 256 spans of 256 steps, within the limit; the bucket's longer rows are not
     assert any(c["BLOCK_T"] == 256 and C.beyond_lookback_limit(c, 65536) for c in
                C.candidates("episodic_cumsum", 8, 65536, "time_last", "float32")
@@ -793,18 +794,25 @@ def test_two_level_candidates_only_for_backward_time_last_tiles_that_fit():
             "row_block/2x128/w2/s1"} <= set(labels)
 
 
-def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
-    """The tuner measures a register cap only on the two-level tiles it was found for (row
-    blocks 2x128/w2 at 40 and 1x128/w1 at 32, look-back spans 1x256/w1 at 64 or V-trace's at
-    96, V-trace's chunked 2x128/w2 at 64; with 16-bit inputs GAE's and Retrace's split tile
-    4x256/w4/sp4/g8 at 64), right after their uncapped twin; never elsewhere."""
+def test_register_capped_candidates_are_twins_of_the_small_tiles_they_were_found_for():
+    """The tuner measures a register cap only on the tiles it was found for, right after their
+    uncapped twin, on time-last buffers: backward estimators' two-level tiles (row blocks
+    2x128/w2 at 40 and 1x128/w1 at 32, look-back spans 1x256/w1 at 64 or V-trace's at 96,
+    V-trace's chunked 2x128/w2 at 64; with 16-bit inputs GAE's and Retrace's split tile
+    4x256/w4/sp4/g8 at 64), and forward scans' plain look-back span 1x256/w1 at 64; never
+    elsewhere."""
     for N, T in SHAPES:
-        for est in ("gae", "vtrace", "discounted_returns", "eligibility_traces"):
+        for est in ("gae", "vtrace", "discounted_returns", "eligibility_traces",
+                    "episodic_cumsum", "linear_scan"):
             for layout, dtype in itertools.product(C.LAYOUTS, ("float32", "bfloat16")):
                 cands = C.candidates(est, N, T, layout, dtype)
                 for i, c in enumerate(cands):
-                    if c.get("maxnreg"):
-                        assert est in C.BACKWARD and layout == "time_last" and c["TWO_LEVEL"]
+                    if c.get("maxnreg") and est not in C.BACKWARD:
+                        assert layout == "time_last" and not c.get("TWO_LEVEL")
+                        assert C.label(c) == "lookback/1x256/w1/s1/c1/r64", C.label(c)
+                        assert cands[i - 1] == {k: v for k, v in c.items() if k != "maxnreg"}
+                    elif c.get("maxnreg"):
+                        assert layout == "time_last" and c["TWO_LEVEL"]
                         allowed = {("row_block", 2, 128, 2, 1, 4, 40),
                                    ("row_block", 1, 128, 1, 1, 4, 32),
                                    ("lookback", 1, 256, 1, 1, 4, 96 if est == "vtrace" else 64)}
@@ -829,6 +837,9 @@ def test_register_capped_candidates_are_two_level_twins_of_small_tiles():
         labels = [C.label(c) for c in C.candidates(est, 1024, 8192, "time_last", "bfloat16")]
         capped = "row_block/4x256/w4/s1/2l/g8/sp4/r64" in labels
         assert capped == (est in ("gae", "retrace")), est
+    for est in ("eligibility_traces", "episodic_cumsum", "linear_scan"):  # within the limit
+        labels = [C.label(c) for c in C.candidates(est, 32, 32768, "time_last", "float32")]
+        assert "lookback/1x256/w1/s1/c1/r64" in labels, est
 
 
 def test_validate_register_cap():

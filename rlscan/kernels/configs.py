@@ -179,6 +179,13 @@ _REGISTER_CAPS_BY_ESTIMATOR = {"vtrace": {("lookback", 1, 256, 1, 1, 4): 96,
 # 20 warps an SM, 32 at 64 (kernel_resources.py). V-trace's 117 spill 140 bytes at 64 and lost
 # (41.62 -> 62.85; 41.92 at 112); discounted and lambda-returns take 56 and 64 already.
 _REGISTER_CAPS_16BIT = {est: {("row_block", 4, 256, 4, 4, 8): 64} for est in ("gae", "retrace")}
+# Forward scans (eligibility traces, episodic sums, linear_scan: no two-level scan) measure the
+# plain look-back span 1x256/w1 at 64 too: it takes 72 registers, 28 one-warp programs an SM
+# (8x262144's 8,192 programs in 2.22 waves), at 64 none spilled and 32 (1.94 waves)
+# (kernel_resources.py, triton 3.6). Forced, 5 rounds (thirty-first session, H200, fp32):
+# eligibility traces 1x1048576 9.23 -> 8.29 us, 8x262144 15.60 -> 14.58; episodic sums 9.19 ->
+# 8.31, 15.50 -> 14.78; 32x32768 and 8x65536 even (+0.04 to +0.12).
+_FORWARD_LOOKBACK_CAPS = {("lookback", 1, 256, 1, 1, 4): 64}
 
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
 # bytes a thread with the same instructions and warps as fp32's 16, so bf16 ran at x0.83-0.88
@@ -436,9 +443,12 @@ def _fit(N: int, T: int, tiles) -> List[Dict]:
 
 
 def _register_cap(estimator: str, config: Dict, dtype: str) -> Optional[int]:
-    """The register cap the tuner measures a two-level tile under as well, or None."""
+    """The register cap the tuner measures a tile under as well, or None: a two-level tile of a
+    backward estimator, or a forward scan's plain look-back span."""
     key = (config["strategy"], config["BLOCK_N"], config["BLOCK_T"], config["num_warps"],
            config.get("SPLIT", 1), config.get("GROUP", 4))
+    if estimator not in BACKWARD:
+        return _FORWARD_LOOKBACK_CAPS.get(key)
     if dtype in ("bfloat16", "float16") and key in _REGISTER_CAPS_16BIT.get(estimator, {}):
         return _REGISTER_CAPS_16BIT[estimator][key]
     return _REGISTER_CAPS_BY_ESTIMATOR.get(estimator, {}).get(key, _REGISTER_CAPS.get(key))
@@ -451,7 +461,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     that fits it, right after the tile's plain scan: neither wins everywhere (H200, fp32,
     2x128/w2: discounted returns 4096x2048 27.7 us two-level vs 34.6, GAE 56.1 vs 44.8), and
     three small two-level tiles once more under a register cap (``_register_cap``: V-trace's
-    own caps on look-back spans and chunked 2x128/w2); for 64 to 2048 rows, two-level tiles
+    own caps on look-back spans and chunked 2x128/w2; forward scans their plain 1x256/w1
+    look-back span, time-last); for 64 to 2048 rows, two-level tiles
     that spread a row over warps (``_SPLIT_ROWS``, and ``_SPLIT_ROWS_ONE_WALK`` where one walk
     covers a row); with 16-bit inputs, those split tiles in groups of 8 (one of them capped
     too) and two-level tiles of groups of 8 and 16 steps (``_GROUP8_16BIT``,
@@ -479,6 +490,10 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
             cap = _register_cap(estimator, c, dtype)
             if cap:
                 out.append(validate(dict(c, TWO_LEVEL=True, maxnreg=cap)))
+        elif estimator not in BACKWARD and layout == "time_last":
+            cap = _register_cap(estimator, c, dtype)
+            if cap:
+                out.append(validate(dict(c, maxnreg=cap)))
     if two_level:
         seen = {label(c) for c in out}
         for c in _fit(N, T, _TWO_LEVEL_ONLY):
