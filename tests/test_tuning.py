@@ -720,8 +720,9 @@ def test_a_walk_fits_the_first_window_when_the_product_of_a_underflows_within_it
     assert C.bounded_walk_config((), 0.5, long) is None
     # the rule's premise, in float32, as the kernel composes a walk: each span's own product,
     # then the window's composition of its 8 spans, in order or pairwise (its scan). At the
-    # limit 7 spans reach the smallest subnormal, 2**-149 (rounding up from 2**-150), and the
-    # 8th span, the slack, makes it an exact 0; 6 spans are far from it
+    # limit 7 spans (71 for the second reach) reach at most the smallest subnormal, 2**-149
+    # (rounding up from 2**-150), one fewer stay nonzero, and the last span, the slack, makes
+    # it an exact 0
     first = C.LOOKBACK_FIRST_WINDOW
     for cfg, reach in itertools.product((short, span), C.WALK_REACHES):
         beta = C.walk_decay_limit(cfg, reach)

@@ -184,7 +184,8 @@ _REGISTER_CAPS_16BIT = {est: {("row_block", 4, 256, 4, 4, 8): 64} for est in ("g
 # (8x262144's 8,192 programs in 2.22 waves), at 64 none spilled and 32 (1.94 waves)
 # (kernel_resources.py, triton 3.6). Forced, 5 rounds (thirty-first session, H200, fp32):
 # eligibility traces 1x1048576 9.23 -> 8.29 us, 8x262144 15.60 -> 14.58; episodic sums 9.19 ->
-# 8.31, 15.50 -> 14.78; 32x32768 and 8x65536 even (+0.04 to +0.12).
+# 8.31, 15.50 -> 14.78; 32x32768 and 8x65536 even (+0.04 to +0.12). Their 16 long buckets
+# retuned with it: picked in 7, and the grid's cells moved -0.2 to +0.6 us (noise: neutral).
 _FORWARD_LOOKBACK_CAPS = {("lookback", 1, 256, 1, 1, 4): 64}
 
 # Two-level tiles of groups of 8 steps a thread, for 16-bit inputs: a bf16 group of 4 loads 8
