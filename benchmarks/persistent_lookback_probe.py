@@ -10,7 +10,11 @@ chunk, which holds its tile and has nothing in flight while it scans and waits (
 against chunked's 14.2, floor 4.9); chunked reads the inputs twice in two launches. Here every
 program keeps one chunk's loads in flight while it waits. Timed in the seventh session, it lost
 on every shape (1×1M 14.7 µs at best against 11.9 tuned;
-``results/probes/2026-12-01_persistent_lookback.txt``).
+``results/probes/2026-12-01_persistent_lookback.txt``). Thirty-first session, over input sets
+spanning three L2 caches, the shipped look-back forced beside it: 1×256/w1 programs at 16 an SM
+took 10.3 / 17.3 µs at 1×1M / 8×262144 with their fill and 9.0 / 15.7 without one (a bound),
+against the shipped 64-register span's 8.8 / 15.7 (no fill): a tie at best
+(``results/probes/2026-12-04_thirtyfirst_session_persistent_lookback.txt``).
 
 The first version took chunks from an atomic ticket counter in a ``while`` loop: triton 3.6 (the
 H200's) fails to compile it (an assertion in TritonGPURemoveLayoutConversions; 3.9 compiles it),
