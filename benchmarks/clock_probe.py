@@ -48,22 +48,29 @@ def parse_cells(text: str):
 
 def start_sampler(path: str, sample_ms: int):
     """``nvidia-smi`` writing ``time,<_FIELDS>,reasons`` lines to ``path`` every ``sample_ms``
-    (the first reasons field this driver knows); None where nvidia-smi is missing."""
+    (the first reasons field this driver knows): (process, its output file), or None where
+    nvidia-smi is missing or knows neither field."""
     for reasons in _REASONS:
         query = ",".join(("timestamp",) + _FIELDS + (reasons,))
-        probe = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
-                               capture_output=True, text=True)
+        try:
+            probe = subprocess.run(["nvidia-smi", f"--query-gpu={query}",
+                                    "--format=csv,noheader"], capture_output=True, text=True)
+        except FileNotFoundError:
+            return None
         if probe.returncode == 0:
-            return subprocess.Popen(
-                ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits",
-                 f"-lms={sample_ms}"], stdout=open(path, "w"), stderr=subprocess.DEVNULL)
+            out = open(path, "w")
+            return subprocess.Popen(["nvidia-smi", f"--query-gpu={query}",
+                                     "--format=csv,noheader,nounits", f"-lms={sample_ms}"],
+                                    stdout=out, stderr=subprocess.DEVNULL), out
     return None
 
 
 def read_samples(path: str):
     """[(wall seconds, {field: text})] from the sampler's file, in order."""
     out = []
-    for line in open(path):
+    with open(path) as f:
+        lines = f.readlines()
+    for line in lines:
         parts = [p.strip() for p in line.split(",")]
         if len(parts) != len(_FIELDS) + 2:
             continue
@@ -113,8 +120,10 @@ def main(argv=None) -> int:
             time.sleep(args.idle)
     time.sleep(0.3)
     if sampler is not None:
-        sampler.terminate()
-        sampler.wait()
+        proc, out = sampler
+        proc.terminate()
+        proc.wait()
+        out.close()
     samples = read_samples(args.log) if sampler is not None else []
     stamps = [s for s, _ in samples]
 
