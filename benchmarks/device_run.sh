@@ -426,6 +426,21 @@ tma-walk)
     | tee $OUT/tma_walk.txt
   timeout 300 python3 $R/benchmarks/tma_walk_probe.py 2>&1 | grep -v "Warn\|_warn" \
     | tee -a $OUT/tma_walk.txt ;;
+tm-lookback)
+  # look-back spans of 128-row time-major tiles (one read; the tuner has only chunked spans
+  # there, which read the inputs twice) forced beside the tuned config, 3 rounds; then the
+  # streaming floor of the bf16-input mixes, and a short clock_probe run (its last fix)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for est in ${TM_ESTS:-discounted_returns gae vtrace}; do
+    timeout ${TM_S:-100} python3 $R/benchmarks/compare_configs.py --rounds 3 --layout time_major \
+      --estimator $est --shapes ${TM_SHAPES:-16384x512,4096x512,512x4096,4096x2048,1024x8192,16384x128,256x8192} \
+      --configs ${TM_CONFIGS:-tuned,lookback:128x4:w1:c1,lookback:128x8:w1:c1,lookback:128x16:w1:c1,lookback:256x4:w2:c1,lookback:128x16:w4:c1} \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/tm_lookback.txt
+  done
+  timeout 60 python3 $R/benchmarks/stream_floor.py --bf16 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/stream_floor_bf16.md
+  timeout 40 python3 $R/benchmarks/clock_probe.py --seconds 5 2>&1 | grep -v "Warn\|_warn" \
+    | tail -5 | tee $OUT/clocks.txt ;;
 clocks)
   # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
   # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms
@@ -475,7 +490,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
