@@ -105,6 +105,11 @@ _FOLD_PER_THREAD = 8
 # published summaries a wide first window waits on every span in it, hence the first step's 8
 # (seventeenth session); the later steps' bounds are not re-measured.
 _LOOKBACK_WINDOW = (64, 256)
+# Summaries a thread holds in one step of the walk: the one-row spans of time-last rows keep
+# their 64-256 (32 threads, 8 each: 256), while a time-major tile of 128 rows a warp folds
+# windows of 2 (a [128, 64] window there: 64 registers and 54 KB of spill stores, 51,823 PTX
+# lines for discounted returns' 128x8/w1, ptxas of triton 3.6; slower than chunked by minutes)
+_LOOKBACK_WORDS = 8
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
 # Two chunks ahead lost on 31 of 34 cells (up to +18%: V-trace 16384x512 51.0 -> 60.2 us).
@@ -244,7 +249,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         if state is not None:
             _replay.record_workspace(state, persistent=n)
             _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
-                 consts + (4, _lookback_window(K), int(first[3])) + block, first, spec)
+                 consts + (4, _lookback_window(K, bn, options[0]), int(first[3])) + block, first, spec)
             return
         # else (a capture with no workspace ready) one filled in the call, the fill ours so
         # that the scan may start beside it
@@ -254,7 +259,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
              (-1, _FILL_BLOCK, int(pdl)), (4, 1, None, first[3]), (ws.data_ptr() & 15, n),
              _FILL_CONSTEXPRS)
         _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
-             consts + (3, _lookback_window(K), int(pdl)) + block, dependent, spec)
+             consts + (3, _lookback_window(K, bn, options[0]), int(pdl)) + block, dependent, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
     # folds the earlier spans' summaries itself when they fit one small tile. The fold tile is
@@ -323,9 +328,11 @@ def _run(kernel, grid, args, objs, consts, options, spec, names=_CONSTEXPRS) -> 
     kernel[grid](*_tensors(args, objs), **dict(zip(names, consts)), **_options(options))
 
 
-def _lookback_window(K: int) -> int:
-    """Spans a look-back step reads at once: all K of a row, within ``_LOOKBACK_WINDOW``."""
-    return min(max(_np2(K), _LOOKBACK_WINDOW[0]), _LOOKBACK_WINDOW[1])
+def _lookback_window(K: int, block_n: int = 1, warps: int = 1) -> int:
+    """Spans a look-back step reads at once: all K of a row, within ``_LOOKBACK_WINDOW``, and
+    at most ``_LOOKBACK_WORDS`` summaries a thread for a tile of ``block_n`` rows."""
+    w = min(max(_np2(K), _LOOKBACK_WINDOW[0]), _LOOKBACK_WINDOW[1])
+    return max(2, min(w, 32 * warps * _LOOKBACK_WORDS // block_n))
 
 
 def _options(options: tuple) -> dict:
