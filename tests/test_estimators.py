@@ -723,6 +723,24 @@ def test_lookback_window_covers_the_row_within_its_bounds():
     assert [launch._lookback_window(k) for k in ks] == [lo, lo, lo, 2 * lo, hi, hi, hi, hi]
 
 
+def test_lookback_window_of_a_wide_tile_stays_within_its_threads_words():
+    """A tile of many rows folds narrower windows: BLOCK_N x window summaries spread over the
+    program's threads, at most launch._LOOKBACK_WORDS each, and never fewer than 2 spans (a
+    128-row time-major tile with 64-span windows spilled 54 KB a thread). One-row spans of
+    time-last rows keep their windows whatever the words."""
+    words = launch._LOOKBACK_WORDS
+    hi = launch._LOOKBACK_WINDOW[1]
+    assert launch._lookback_window(4096, 1, 1) == hi
+    assert launch._lookback_window(4096, 2, 2) == hi
+    assert launch._lookback_window(64, 128, 1) == max(2, 32 * words // 128)
+    assert launch._lookback_window(64, 128, 4) == 4 * 32 * words // 128
+    assert launch._lookback_window(64, 4096, 1) == 2
+    for k in (1, 8, 64, 4096):
+        for bn, warps in ((1, 1), (64, 2), (128, 1), (256, 2)):
+            w = launch._lookback_window(k, bn, warps)
+            assert w >= 2 and (w * bn <= 32 * warps * words or w == 2)
+
+
 @pytest.mark.parametrize("strategy, fold", [("row_block", None), ("chunked", "fold"),
                                              ("chunked", "carry_pass"), ("lookback", None)])
 def test_launcher_passes_addresses_and_keeps_the_tensors_for_tritons_own_path(
@@ -1040,7 +1058,7 @@ def test_time_major_equals_time_last(backend, device, est):
 
 @pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
     ("row_block", 4, 16, None), ("row_block", 128, 4, None), ("chunked", 4, 16, 1),
-    ("chunked", 128, 4, 3), ("lookback", 4, 16, 1)])
+    ("chunked", 128, 4, 3), ("lookback", 4, 16, 1), ("lookback", 128, 4, 1)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_time_major_backward_scans_over_descending_lanes_match_reference(
         backend, device, est, strategy, block_n, block_t, per_span, monkeypatch):
