@@ -95,6 +95,11 @@ _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1,
 # Time-major spans of 128-row tiles, 8 chunks of 4 steps (H200 fp32, chunked 128x4/w1/c8 vs the
 # best row block): discounted returns 1024x8192 54.6 us vs 178.4, 512x4096 19.6 vs 90.8,
 # 4096x2048 57.6 vs 64.2; GAE 1024x8192 83.6 vs 193.5 (128x16/w4/c2: 125.2).
+# Look-back spans of those tiles (one read) lost everywhere (thirty-second session, forced,
+# fp32, 4096x512 / 16384x512 / 4096x2048: discounted returns 128x8/w1 51.1 / 150.6 / 202.4 us
+# against the tuned 17.8 / 50.4 / 55.8; 128x4/w1 and 256x4/w2 slower still): a span of 4-8
+# steps holds 217-255 registers (8 warps an SM) and its walk goes on until all 128 rows of the
+# tile meet an episode end (probes/2026-12-04_thirtysecond_session_time_major_lookback.txt).
 _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
                        ("chunked", 128, 4, 1, 8), ("chunked", 128, 8, 1, 4))
 # Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.

@@ -106,9 +106,12 @@ _FOLD_PER_THREAD = 8
 # (seventeenth session); the later steps' bounds are not re-measured.
 _LOOKBACK_WINDOW = (64, 256)
 # Summaries a thread holds in one step of the walk: the one-row spans of time-last rows keep
-# their 64-256 (32 threads, 8 each: 256), while a time-major tile of 128 rows a warp folds
-# windows of 2 (a [128, 64] window there: 64 registers and 54 KB of spill stores, 51,823 PTX
-# lines for discounted returns' 128x8/w1, ptxas of triton 3.6; slower than chunked by minutes)
+# their 64-256 (32 threads, 8 each: 256), while a forced time-major look-back tile of 128 rows
+# a warp folds windows of 2. With its row's window of 64 spans, discounted returns' 128x8/w1
+# compiled to 51,823 PTX lines and 54 KB of spill stores (ptxas of triton 3.6) and a call did
+# not finish within a minute on the H200; at 2, 3,430 lines, no spill, and it runs, if slower
+# than chunked (thirty-second session: 51 us vs the tuned 17.8 at 4096x512; look-back is no
+# time-major candidate, configs._SPANNED_TIME_MAJOR).
 _LOOKBACK_WORDS = 8
 # Programs walking several chunks issue each chunk's loads one chunk ahead (H200, fp32,
 # 1x512/w4: GAE 1024x8192 56.1 -> 48.8 us, V-trace 202 -> 123; 1x256/w2 V-trace 122 -> 80).
