@@ -48,6 +48,9 @@
 #                                              # back to back (the tuner's way) (~60 s)
 #   bash benchmarks/device_run.sh walk-slack   # bounded walks at γλ = 0.9405 vs the old picks,
 #                                              # without episode ends and with (~3 min)
+#   bash benchmarks/device_run.sh tm-lookback  # time-major look-back spans of 128-row tiles forced
+#                                              # (lost, thirty-second session), stream_floor.py --bf16,
+#                                              # a short clock_probe run (~6 min)
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
 #                                              # back and with idle gaps (~60 s)
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
