@@ -41,7 +41,8 @@ def _stream(X0, X1, X2, F, Y0, Y1, n, READS: tl.constexpr, WRITES: tl.constexpr,
 # (name, streams read, written, a bool flag read too): discounted returns, lambda-returns, GAE
 # with every input float32 (the flags too); then the bfloat16 variant: real inputs bf16, the
 # flags bool, the outputs float32 (discounted returns, GAE, V-trace)
-MIXES = (("read 2, write 1 (12 B/step)", 2, 1, False), ("read 3, write 1 (16 B/step)", 3, 1, False),
+MIXES = (("read 2, write 1 (12 B/step)", 2, 1, False),
+         ("read 3, write 1 (16 B/step)", 3, 1, False),
          ("read 3, write 2 (20 B/step)", 3, 2, False))
 MIXES_BF16 = (("bf16 1 + bool, write fp32 1 (7 B/step)", 1, 1, True),
               ("bf16 2 + bool, write fp32 2 (13 B/step)", 2, 2, True),

@@ -252,7 +252,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         if state is not None:
             _replay.record_workspace(state, persistent=n)
             _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
-                 consts + (4, _lookback_window(K, bn, options[0]), int(first[3])) + block, first, spec)
+                 consts + (4, _lookback_window(K, bn, options[0]), int(first[3])) + block, first,
+                 spec)
             return
         # else (a capture with no workspace ready) one filled in the call, the fill ours so
         # that the scan may start beside it
