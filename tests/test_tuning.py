@@ -1582,6 +1582,33 @@ def test_tma_walk_probe_modes_solve_the_backward_recurrence(monkeypatch, capsys)
     assert out.count("max error") == 4 and "WRONG" not in out
 
 
+def test_stream_floor_moves_the_grids_bytes_and_zeroes_flagged_steps():
+    """benchmarks/stream_floor.py: each mix's bytes a step are the grid's floor bytes of the
+    estimator it stands for (fp32 discounted returns / GAE; bf16 + bool discounted returns,
+    GAE, V-trace; per-row inputs aside), and its kernel reads bf16 streams and a bool flag:
+    the sum of the reads, 0 where flagged, then +1 in the second output."""
+    if torch.cuda.is_available():
+        pytest.skip("checked in the interpreter on CPU-only machines")
+    sf = _benchmark_script("stream_floor")
+    N, T = 4, 64
+    stands_for = {("float32", 2, 1, False): "discounted_returns",
+                  ("float32", 3, 2, False): "gae",
+                  ("bfloat16", 1, 1, True): "discounted_returns",
+                  ("bfloat16", 2, 2, True): "gae", ("bfloat16", 3, 2, True): "vtrace"}
+    for (dtype, reads, writes, flag), est in stands_for.items():
+        call = grid.draw(grid.Cell(est, N, T, dtype, "time_last"))
+        per_step = grid.traffic_bytes(call, grid.n_outputs(est)) // (N * T)
+        assert sf.step_bytes(reads, writes, flag) == per_step, (dtype, est)
+    n = 1500
+    x = [torch.randn(n).to(torch.bfloat16) for _ in range(3)]
+    f = torch.rand(n) < 0.3
+    y = [torch.full((n,), float("nan")) for _ in range(2)]
+    sf._stream[(2,)](*x, f, *y, n, READS=3, WRITES=2, FLAG=True, BLOCK=1024)
+    want = torch.where(f, 0.0, x[0].float() + x[1].float() + x[2].float())
+    torch.testing.assert_close(y[0], want)
+    torch.testing.assert_close(y[1], want + 1.0)
+
+
 def test_clock_probe_reads_nvidia_smi_samples_and_cells(tmp_path):
     """benchmarks/clock_probe.py: ``--cells`` parses to (estimator, N, T) and names a bad one;
     the sampler's CSV lines (nvidia-smi's timestamp with milliseconds) parse to times and
