@@ -1,0 +1,209 @@
+"""Time-major [T, N] buffers with one column a thread, probed on the bare backward recurrence
+x[t] = b[t] + a[t]·x[t+1] (fp32, rlscan's ``linear_scan(reverse=True, time_dim=0)``).
+
+Why (benchmarks/NOTES.md, "What limits us now" 2): the shipped time-major tiles either keep 4
+columns a thread (128 a warp: too few warps where N is 4096-16384) or spread a chunk's steps
+over lanes and warps (the scan then shuffles: 32x64/w4, 106 shuffles a chunk), and look-back
+spans of the 128-column tiles lost (thirty-second session). Here a tile is [S steps, BN
+columns] addressed t * N + column with N not specialised, so Triton cannot vectorise along
+the columns (no known alignment): the lanes lie along the columns, one column a thread, and a
+thread holds its column's S steps (the scan along the steps is a loop in registers). Each
+warp's load of a step is 128 contiguous bytes.
+
+Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L2 caches
+(rlscan-bench's device column):
+    walk      one program a column block walks the whole column, chunk by chunk, the next
+              chunk's loads issued before the current one's scan
+    bound     one program a (column block, span of S steps), carry 0: wrong results, a bound
+    lookback  as bound, but each span publishes its summary to a [K, N] workspace (filled with
+              "not yet" in the call) and folds the earlier spans' summaries, WIN at a time,
+              until every column of its block has met a reset (a = 0) or the first span
+and, per cell, the shipped call (tuned DB) and the workspace fill alone.
+
+    python benchmarks/time_major_probe.py                # GPU
+    python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
+"""
+import argparse
+
+import torch
+import triton
+import triton.language as tl
+
+from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
+
+CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
+# mode:S:BN:warps (BN = 32 columns a warp)
+VARIANTS = ("walk:8:32:1,walk:16:32:1,walk:32:32:1,walk:8:64:2,bound:16:32:1,lookback:8:32:1,"
+            "lookback:16:32:1,lookback:16:64:2")
+MODES = {"walk": 0, "bound": 1, "lookback": 2}
+WIN = 8
+
+
+@triton.jit(do_not_specialize=["N"])
+def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
+        WIN: tl.constexpr):
+    pc = tl.program_id(0)
+    s = tl.program_id(1)                          # span s from the boundary (t = T-1 side)
+    cols = pc * BN + tl.arange(0, BN)
+    mc = cols < N
+    # N is not specialised, so a step's row start t * N has no known alignment: the loads
+    # cannot be vectors along the columns, which stay the fastest dimension (one a lane)
+    coff = cols.to(tl.int64)
+    o = tl.arange(0, S)
+    if MODE == 0:
+        n_chunks = tl.cdiv(T, S)
+        carry = tl.zeros([BN], tl.float32)
+        t = T - S + o
+        m = (t >= 0)[:, None] & mc[None, :]
+        off = t.to(tl.int64)[:, None] * N + coff[None, :]
+        qa = tl.load(A + off, mask=m, other=1.0)
+        qb = tl.load(B + off, mask=m, other=0.0)
+        for c in range(0, n_chunks):
+            a = qa
+            b = qb
+            t = T - (c + 1) * S + o
+            m = (t >= 0)[:, None] & mc[None, :]
+            off = t.to(tl.int64)[:, None] * N + coff[None, :]
+            tn = t - S
+            mn = (tn >= 0)[:, None] & mc[None, :]
+            offn = tn.to(tl.int64)[:, None] * N + coff[None, :]
+            qa = tl.load(A + offn, mask=mn, other=1.0)
+            qb = tl.load(B + offn, mask=mn, other=0.0)
+            s_a, s_b = tl.associative_scan((a, b), 0, _combine, reverse=True)
+            x = _apply(s_a, s_b, carry[None, :])
+            tl.store(X + off, x, mask=m)
+            carry = tl.sum(tl.where(o[:, None] == 0, x, 0.0), 0)
+    else:
+        t = T - (s + 1) * S + o
+        m = (t >= 0)[:, None] & mc[None, :]
+        off = t.to(tl.int64)[:, None] * N + coff[None, :]
+        a = tl.load(A + off, mask=m, other=1.0)
+        b = tl.load(B + off, mask=m, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 0, _combine, reverse=True)
+        carry = tl.zeros([BN], tl.float32)
+        if MODE == 2:
+            h_a = tl.sum(tl.where(o[:, None] == 0, s_a, 0.0), 0)
+            h_b = tl.sum(tl.where(o[:, None] == 0, s_b, 0.0), 0)
+            if s == 0:
+                h_a = h_a * 0.0                   # the first span leaves its value: a reset
+            tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
+            if s > 0:
+                hi = tl.zeros([BN], tl.int32) + s     # spans [hi - WIN, hi) come next
+                g_a = tl.full([BN], 1.0, tl.float32)  # composition of spans [hi, s)
+                g_b = tl.zeros([BN], tl.float32)
+                todo = mc
+                ow = tl.arange(0, WIN)[:, None]
+                while tl.max(todo.to(tl.int32), 0) > 0:
+                    js = hi[None, :] - WIN + ow                       # [WIN, BN]
+                    ok = todo[None, :] & (js >= 0)
+                    w = tl.load(W + js.to(tl.int64) * N + coff[None, :], mask=ok, other=0,
+                                volatile=True)
+                    ready = tl.min(tl.where(ok & (w == -1), 0, 1), 0) != 0
+                    w_a, w_b = _unpack(w)
+                    w_a = tl.where(ok, w_a, 1.0)
+                    w_b = tl.where(ok, w_b, 0.0)
+                    # the window composed, newest (highest span) applied first
+                    c_a, c_b = tl.associative_scan((w_a, w_b), 0, _combine)
+                    k_a = tl.sum(tl.where(ow == WIN - 1, c_a, 0.0), 0)
+                    k_b = tl.sum(tl.where(ow == WIN - 1, c_b, 0.0), 0)
+                    n_a, n_b = _combine(k_a, k_b, g_a, g_b)
+                    step = todo & ready
+                    done = step & ((n_a == 0.0) | (hi <= WIN))
+                    more = step & ~done
+                    carry = tl.where(done, n_b, carry)
+                    hi = tl.where(more, hi - WIN, hi)
+                    g_a = tl.where(more, n_a, g_a)
+                    g_b = tl.where(more, n_b, g_b)
+                    todo = todo & ~done
+        x = _apply(s_a, s_b, carry[None, :])
+        tl.store(X + off, x, mask=m)
+
+
+def run(a, b, mode, S, BN, warps, w=None):
+    """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill."""
+    T, N = a.shape
+    K = triton.cdiv(T, S)
+    x = torch.empty_like(a)
+    code = MODES[mode]
+    if code == 2:
+        w = torch.full((K, N), -1, dtype=torch.int64, device=a.device) if w is None else w
+    grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
+    _tm[grid](a, b, x, w if code == 2 else x, N, T, MODE=code, S=S, BN=BN, WIN=WIN,
+              num_warps=warps)
+    return x
+
+
+def reference(a, b):
+    x = torch.zeros_like(a, dtype=torch.float64)
+    nxt = torch.zeros(a.shape[1], dtype=torch.float64, device=a.device)
+    for t in range(a.shape[0] - 1, -1, -1):
+        nxt = b[t].double() + a[t].double() * nxt
+        x[t] = nxt
+    return x
+
+
+def inputs(N, T, device, seed=0):
+    """[T, N]: a = 0.99 with ~5% resets (a = 0), the grid's γ and done rate; b normal."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    a = torch.full((T, N), 0.99).where(torch.rand(T, N, generator=g) > 0.05, torch.zeros(()))
+    b = torch.randn(T, N, generator=g)
+    return a.to(device), b.to(device)
+
+
+def parse_variants(text):
+    out = []
+    for v in text.split(","):
+        mode, S, BN, warps = v.split(":")
+        if mode not in MODES:
+            raise ValueError(f"--variants: mode {mode!r}; expected one of {', '.join(MODES)}")
+        out.append((mode, int(S), int(BN), int(warps)))
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cells", default=CELLS)
+    p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps,...")
+    p.add_argument("--check", action="store_true")
+    args = p.parse_args(argv)
+    variants = parse_variants(args.variants)
+    if args.check:
+        for T, N, S, BN, warps in ((45, 70, 8, 32, 1), (130, 33, 16, 32, 1), (16, 64, 16, 64, 2)):
+            a, b = inputs(N, T, "cpu")
+            ref = reference(a, b)
+            # a column with no reset at all: its walk goes back to the first span
+            a[:, 0] = 0.9
+            ref = reference(a, b)
+            for mode in ("walk", "lookback"):
+                err = (run(a, b, mode, S, BN, warps).double() - ref).abs().max().item()
+                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode}: max |err| {err:.2e}")
+                if err > 1e-4:
+                    return 1
+        return 0
+    from rlscan import linear_scan
+    from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
+    from rlscan.tune.timing import l2_bytes
+    bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
+    print("| cell (N x T) | floor | rlscan | fill | " + " | ".join(
+        f"{m} {S}x{BN}/w{w}" for m, S, BN, w in variants) + " |")
+    for cell in args.cells.split(","):
+        N, T = (int(v) for v in cell.split("x"))
+        sets = [inputs(N, T, "cuda", seed=i) for i in range(input_set_count(3 * N * T * 4, l2))]
+        floor = 3 * N * T * 4 / bw * 1e6
+        ship = device_us([lambda a=a, b=b: linear_scan(a, b, reverse=True, time_dim=0)
+                          for a, b in sets])
+        want = linear_scan(*sets[0], reverse=True, time_dim=0)
+        fill = device_us([lambda: torch.full((T // 16, N), -1, dtype=torch.int64,
+                                             device="cuda")])
+        row = [f"{N}x{T}", f"{floor:.1f}", f"{ship:.1f}", f"{fill:.1f}"]
+        for mode, S, BN, warps in variants:
+            got = run(*sets[0], mode, S, BN, warps)
+            bad = mode != "bound" and not torch.allclose(got, want, rtol=1e-3, atol=1e-3)
+            us = device_us([lambda a=a, b=b: run(a, b, mode, S, BN, warps) for a, b in sets])
+            row.append(f"{us:.1f}" + ("!" if bad else ""))
+        print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
