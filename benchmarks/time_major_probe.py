@@ -32,9 +32,9 @@ import triton.language as tl
 from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
-# mode:S:BN:warps (BN = 32 columns a warp)
-VARIANTS = ("walk:8:32:1,walk:16:32:1,walk:32:32:1,walk:8:64:2,bound:16:32:1,lookback:8:32:1,"
-            "lookback:16:32:1,lookback:16:64:2")
+# mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
+VARIANTS = ("walk:16:32:1,bound:8:32:1,bound:16:32:1,lookback:8:32:1:4,lookback:8:32:1:8,"
+            "lookback:16:32:1:2,lookback:16:32:1:4,lookback:16:64:2:4")
 MODES = {"walk": 0, "bound": 1, "lookback": 2}
 WIN = 8
 
@@ -74,16 +74,18 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
             tl.store(X + off, x, mask=m)
             carry = tl.sum(tl.where(o[:, None] == 0, x, 0.0), 0)
     else:
-        t = T - (s + 1) * S + o
+        # lanes in descending time (lane 0 the span's latest step), scanned forward: the
+        # reverse scan over ascending lanes took 320 shuffles a 16-step tile (sm_90)
+        t = T - 1 - s * S - o
         m = (t >= 0)[:, None] & mc[None, :]
         off = t.to(tl.int64)[:, None] * N + coff[None, :]
         a = tl.load(A + off, mask=m, other=1.0)
         b = tl.load(B + off, mask=m, other=0.0)
-        s_a, s_b = tl.associative_scan((a, b), 0, _combine, reverse=True)
+        s_a, s_b = tl.associative_scan((a, b), 0, _combine)
         carry = tl.zeros([BN], tl.float32)
         if MODE == 2:
-            h_a = tl.sum(tl.where(o[:, None] == 0, s_a, 0.0), 0)
-            h_b = tl.sum(tl.where(o[:, None] == 0, s_b, 0.0), 0)
+            h_a = tl.sum(tl.where(o[:, None] == S - 1, s_a, 0.0), 0)
+            h_b = tl.sum(tl.where(o[:, None] == S - 1, s_b, 0.0), 0)
             if s == 0:
                 h_a = h_a * 0.0                   # the first span leaves its value: a reset
             tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
@@ -119,7 +121,7 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
         tl.store(X + off, x, mask=m)
 
 
-def run(a, b, mode, S, BN, warps, w=None):
+def run(a, b, mode, S, BN, warps, win=WIN, w=None):
     """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill."""
     T, N = a.shape
     K = triton.cdiv(T, S)
@@ -128,7 +130,7 @@ def run(a, b, mode, S, BN, warps, w=None):
     if code == 2:
         w = torch.full((K, N), -1, dtype=torch.int64, device=a.device) if w is None else w
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
-    _tm[grid](a, b, x, w if code == 2 else x, N, T, MODE=code, S=S, BN=BN, WIN=WIN,
+    _tm[grid](a, b, x, w if code == 2 else x, N, T, MODE=code, S=S, BN=BN, WIN=win,
               num_warps=warps)
     return x
 
@@ -153,17 +155,18 @@ def inputs(N, T, device, seed=0):
 def parse_variants(text):
     out = []
     for v in text.split(","):
-        mode, S, BN, warps = v.split(":")
-        if mode not in MODES:
-            raise ValueError(f"--variants: mode {mode!r}; expected one of {', '.join(MODES)}")
-        out.append((mode, int(S), int(BN), int(warps)))
+        mode, *nums = v.split(":")
+        if mode not in MODES or len(nums) not in (3, 4):
+            raise ValueError(f"--variants: {v!r}; expected MODE:S:BN:WARPS[:WIN], MODE one of "
+                             f"{', '.join(MODES)}")
+        out.append((mode, *(int(x) for x in nums), *([WIN] if len(nums) == 3 else [])))
     return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default=CELLS)
-    p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps,...")
+    p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps[:win],...")
     p.add_argument("--check", action="store_true")
     args = p.parse_args(argv)
     variants = parse_variants(args.variants)
@@ -174,9 +177,9 @@ def main(argv=None) -> int:
             # a column with no reset at all: its walk goes back to the first span
             a[:, 0] = 0.9
             ref = reference(a, b)
-            for mode in ("walk", "lookback"):
-                err = (run(a, b, mode, S, BN, warps).double() - ref).abs().max().item()
-                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode}: max |err| {err:.2e}")
+            for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2)):
+                err = (run(a, b, mode, S, BN, warps, win).double() - ref).abs().max().item()
+                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}: max |err| {err:.2e}")
                 if err > 1e-4:
                     return 1
         return 0
@@ -185,7 +188,8 @@ def main(argv=None) -> int:
     from rlscan.tune.timing import l2_bytes
     bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
     print("| cell (N x T) | floor | rlscan | fill | " + " | ".join(
-        f"{m} {S}x{BN}/w{w}" for m, S, BN, w in variants) + " |")
+        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m == "lookback" else "")
+        for m, S, BN, w, win in variants) + " |")
     for cell in args.cells.split(","):
         N, T = (int(v) for v in cell.split("x"))
         sets = [inputs(N, T, "cuda", seed=i) for i in range(input_set_count(3 * N * T * 4, l2))]
@@ -196,10 +200,11 @@ def main(argv=None) -> int:
         fill = device_us([lambda: torch.full((T // 16, N), -1, dtype=torch.int64,
                                              device="cuda")])
         row = [f"{N}x{T}", f"{floor:.1f}", f"{ship:.1f}", f"{fill:.1f}"]
-        for mode, S, BN, warps in variants:
-            got = run(*sets[0], mode, S, BN, warps)
+        for mode, S, BN, warps, win in variants:
+            got = run(*sets[0], mode, S, BN, warps, win)
             bad = mode != "bound" and not torch.allclose(got, want, rtol=1e-3, atol=1e-3)
-            us = device_us([lambda a=a, b=b: run(a, b, mode, S, BN, warps) for a, b in sets])
+            us = device_us([lambda a=a, b=b: run(a, b, mode, S, BN, warps, win)
+                            for a, b in sets])
             row.append(f"{us:.1f}" + ("!" if bad else ""))
         print("| " + " | ".join(row) + " |", flush=True)
     return 0
