@@ -33,8 +33,8 @@ from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
 # mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
-VARIANTS = ("walk:16:32:1,bound:8:32:1,bound:16:32:1,lookback:8:32:1:4,lookback:8:32:1:8,"
-            "lookback:16:32:1:2,lookback:16:32:1:4,lookback:16:64:2:4")
+VARIANTS = ("walk:16:32:1,walk:32:32:1,walk:64:32:1,walk:32:64:2,walk:32:128:4,bound:16:32:1,"
+            "lookback:16:32:1:2,lookback:8:32:1:2")
 MODES = {"walk": 0, "bound": 1, "lookback": 2}
 WIN = 8
 
@@ -51,9 +51,10 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
     coff = cols.to(tl.int64)
     o = tl.arange(0, S)
     if MODE == 0:
+        # lanes in descending time (lane 0 the chunk's latest step), scanned forward
         n_chunks = tl.cdiv(T, S)
         carry = tl.zeros([BN], tl.float32)
-        t = T - S + o
+        t = T - 1 - o
         m = (t >= 0)[:, None] & mc[None, :]
         off = t.to(tl.int64)[:, None] * N + coff[None, :]
         qa = tl.load(A + off, mask=m, other=1.0)
@@ -61,7 +62,7 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
         for c in range(0, n_chunks):
             a = qa
             b = qb
-            t = T - (c + 1) * S + o
+            t = T - 1 - c * S - o
             m = (t >= 0)[:, None] & mc[None, :]
             off = t.to(tl.int64)[:, None] * N + coff[None, :]
             tn = t - S
@@ -69,10 +70,10 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
             offn = tn.to(tl.int64)[:, None] * N + coff[None, :]
             qa = tl.load(A + offn, mask=mn, other=1.0)
             qb = tl.load(B + offn, mask=mn, other=0.0)
-            s_a, s_b = tl.associative_scan((a, b), 0, _combine, reverse=True)
+            s_a, s_b = tl.associative_scan((a, b), 0, _combine)
             x = _apply(s_a, s_b, carry[None, :])
             tl.store(X + off, x, mask=m)
-            carry = tl.sum(tl.where(o[:, None] == 0, x, 0.0), 0)
+            carry = tl.sum(tl.where(o[:, None] == S - 1, x, 0.0), 0)
     else:
         # lanes in descending time (lane 0 the span's latest step), scanned forward: the
         # reverse scan over ascending lanes took 320 shuffles a 16-step tile (sm_90)
