@@ -20,6 +20,16 @@ Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L
               until every column of its block has met a reset (a = 0) or the first span
 and, per cell, the shipped call (tuned DB) and the workspace fill alone.
 
+Thirty-second session (H200, `results/probes/2026-12-04_thirtysecond_session_time_major_probe.md`):
+the spans without a carry stream at the floor once their lanes run in descending time (a
+forward scan: 0 shuffles, where the reverse scan over ascending lanes took 320 a 16-step tile):
+bound 16x32/w1 25.7-25.9 us at 16384x512, 4096x2048 and 1024x8192 (floor 23.5-23.7, a stream
+of the same bytes 25.6; the shipped 47.6-55.4), 8.4-8.5 at 4096x512 and 16384x128 (shipped
+15.4-16.5). The carry is what costs: look-back 16x32/w1 with windows of 2 spans 54-62 us
+there, 17.5-18.0 at the small cells. Walks of one column a thread, 32-step chunks: 35.3 us at
+16384x512 (shipped 47.7), 11.0 at 16384x128 (15.4), 27.3 at 65536x128 (16x32/w1; 30.8),
+104.1 at 131072x256 (106.2); too few programs where N <= 4096 (4096x512 25.4 vs 16.5).
+
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
 """
