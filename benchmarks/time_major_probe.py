@@ -18,6 +18,8 @@ Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L
     lookback  as bound, but each span publishes its summary to a [K, N] workspace (filled with
               "not yet" in the call) and folds the earlier spans' summaries, WIN at a time,
               until every column of its block has met a reset (a = 0) or the first span
+    chunked   two launches: every span's summary, then each span folds the earlier ones (no
+              wait: they are all written) and scans its steps again (inputs read twice)
 and, per cell, the shipped call (tuned DB) and the workspace fill alone.
 
 Thirty-second session (H200, `results/probes/2026-12-04_thirtysecond_session_time_major_probe.md`):
@@ -43,9 +45,9 @@ from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
 # mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
-VARIANTS = ("walk:16:32:1,walk:32:32:1,walk:64:32:1,walk:32:64:2,walk:32:128:4,bound:16:32:1,"
-            "lookback:16:32:1:2,lookback:8:32:1:2")
-MODES = {"walk": 0, "bound": 1, "lookback": 2}
+VARIANTS = ("walk:16:32:1,walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,chunked:16:32:1:2,"
+            "chunked:16:32:1:8,chunked:32:32:1:4,chunked:16:64:2:4")
+MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3}
 WIN = 8
 
 
@@ -94,13 +96,16 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
         b = tl.load(B + off, mask=m, other=0.0)
         s_a, s_b = tl.associative_scan((a, b), 0, _combine)
         carry = tl.zeros([BN], tl.float32)
-        if MODE == 2:
+        if MODE >= 2:
+            # MODE 2 publishes and walks; chunked: MODE 3 only publishes (a first launch),
+            # MODE 4 only walks the summaries the launch before wrote (nothing to wait for)
             h_a = tl.sum(tl.where(o[:, None] == S - 1, s_a, 0.0), 0)
             h_b = tl.sum(tl.where(o[:, None] == S - 1, s_b, 0.0), 0)
             if s == 0:
                 h_a = h_a * 0.0                   # the first span leaves its value: a reset
-            tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
-            if s > 0:
+            if MODE != 4:
+                tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
+            if (MODE != 3) and (s > 0):
                 hi = tl.zeros([BN], tl.int32) + s     # spans [hi - WIN, hi) come next
                 g_a = tl.full([BN], 1.0, tl.float32)  # composition of spans [hi, s)
                 g_b = tl.zeros([BN], tl.float32)
@@ -128,8 +133,9 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
                     g_a = tl.where(more, n_a, g_a)
                     g_b = tl.where(more, n_b, g_b)
                     todo = todo & ~done
-        x = _apply(s_a, s_b, carry[None, :])
-        tl.store(X + off, x, mask=m)
+        if MODE != 3:
+            x = _apply(s_a, s_b, carry[None, :])
+            tl.store(X + off, x, mask=m)
 
 
 def run(a, b, mode, S, BN, warps, win=WIN, w=None):
@@ -138,9 +144,14 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None):
     K = triton.cdiv(T, S)
     x = torch.empty_like(a)
     code = MODES[mode]
+    grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
+    if code == 3:       # two launches: summaries, then the fix-up that folds them
+        w = torch.empty((K, N), dtype=torch.int64, device=a.device)
+        for phase in (3, 4):
+            _tm[grid](a, b, x, w, N, T, MODE=phase, S=S, BN=BN, WIN=win, num_warps=warps)
+        return x
     if code == 2:
         w = torch.full((K, N), -1, dtype=torch.int64, device=a.device) if w is None else w
-    grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
     _tm[grid](a, b, x, w if code == 2 else x, N, T, MODE=code, S=S, BN=BN, WIN=win,
               num_warps=warps)
     return x
@@ -188,7 +199,7 @@ def main(argv=None) -> int:
             # a column with no reset at all: its walk goes back to the first span
             a[:, 0] = 0.9
             ref = reference(a, b)
-            for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2)):
+            for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2)):
                 err = (run(a, b, mode, S, BN, warps, win).double() - ref).abs().max().item()
                 print(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}: max |err| {err:.2e}")
                 if err > 1e-4:
