@@ -31,6 +31,9 @@ of the same bytes 25.6; the shipped 47.6-55.4), 8.4-8.5 at 4096x512 and 16384x12
 there, 17.5-18.0 at the small cells. Walks of one column a thread, 32-step chunks: 35.3 us at
 16384x512 (shipped 47.7), 11.0 at 16384x128 (15.4), 27.3 at 65536x128 (16x32/w1; 30.8),
 104.1 at 131072x256 (106.2); too few programs where N <= 4096 (4096x512 25.4 vs 16.5).
+Chunked spans (two launches, the fix-up folding the summaries itself) are no cheaper than the
+look-back: 16x32/w1 with windows of 2 spans 51.9-53.6 us at the big cells, 16.0-16.3 at the
+small ones, as the shipped call.
 
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
@@ -210,7 +213,7 @@ def main(argv=None) -> int:
     from rlscan.tune.timing import l2_bytes
     bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
     print("| cell (N x T) | floor | rlscan | fill | " + " | ".join(
-        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m == "lookback" else "")
+        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m in ("lookback", "chunked") else "")
         for m, S, BN, w, win in variants) + " |")
     for cell in args.cells.split(","):
         N, T = (int(v) for v in cell.split("x"))
