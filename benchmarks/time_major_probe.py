@@ -20,6 +20,8 @@ Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L
               until every column of its block has met a reset (a = 0) or the first span
     chunked   two launches: every span's summary, then each span folds the earlier ones (no
               wait: they are all written) and scans its steps again (inputs read twice)
+    persistent  lookback's spans in persistent programs that issue the next span's loads
+              before waiting for the current one's carry
 and, per cell, the shipped call (tuned DB) and the workspace fill alone.
 
 Thirty-second session (H200, `results/probes/2026-12-04_thirtysecond_session_time_major_probe.md`):
@@ -48,9 +50,13 @@ from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
 # mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
-VARIANTS = ("walk:16:32:1,walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,chunked:16:32:1:2,"
-            "chunked:16:32:1:8,chunked:32:32:1:4,chunked:16:64:2:4")
-MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3}
+VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,persistent:16:32:1:2,"
+            "persistent:8:32:1:2,persistent:16:64:2:2")
+# persistent programs launched: 132 SMs x 8 warps, every one resident at up to 255 registers
+# (ptxas of triton 3.6: 110-198 for these variants). A program waiting on a tile of one that
+# is not resident would wait for ever (bounded here: NaN after 2**20 rounds)
+PERSISTENT_PROGRAMS = 132 * 8
+MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5}
 WIN = 8
 
 
@@ -109,45 +115,109 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
             if MODE != 4:
                 tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
             if (MODE != 3) and (s > 0):
-                hi = tl.zeros([BN], tl.int32) + s     # spans [hi - WIN, hi) come next
-                g_a = tl.full([BN], 1.0, tl.float32)  # composition of spans [hi, s)
-                g_b = tl.zeros([BN], tl.float32)
-                todo = mc
-                ow = tl.arange(0, WIN)[:, None]
-                while tl.max(todo.to(tl.int32), 0) > 0:
-                    js = hi[None, :] - WIN + ow                       # [WIN, BN]
-                    ok = todo[None, :] & (js >= 0)
-                    w = tl.load(W + js.to(tl.int64) * N + coff[None, :], mask=ok, other=0,
-                                volatile=True)
-                    ready = tl.min(tl.where(ok & (w == -1), 0, 1), 0) != 0
-                    w_a, w_b = _unpack(w)
-                    w_a = tl.where(ok, w_a, 1.0)
-                    w_b = tl.where(ok, w_b, 0.0)
-                    # the window composed, newest (highest span) applied first
-                    c_a, c_b = tl.associative_scan((w_a, w_b), 0, _combine)
-                    k_a = tl.sum(tl.where(ow == WIN - 1, c_a, 0.0), 0)
-                    k_b = tl.sum(tl.where(ow == WIN - 1, c_b, 0.0), 0)
-                    n_a, n_b = _combine(k_a, k_b, g_a, g_b)
-                    step = todo & ready
-                    done = step & ((n_a == 0.0) | (hi <= WIN))
-                    more = step & ~done
-                    carry = tl.where(done, n_b, carry)
-                    hi = tl.where(more, hi - WIN, hi)
-                    g_a = tl.where(more, n_a, g_a)
-                    g_b = tl.where(more, n_b, g_b)
-                    todo = todo & ~done
+                carry = _walk_back(W, N, coff, mc, s, BN, WIN)
         if MODE != 3:
             x = _apply(s_a, s_b, carry[None, :])
             tl.store(X + off, x, mask=m)
 
 
-def run(a, b, mode, S, BN, warps, win=WIN, w=None):
-    """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill."""
+@triton.jit
+def _walk_back(W, N, coff, mc, s, BN: tl.constexpr, WIN: tl.constexpr):
+    """[BN]: the value entering span ``s`` of each column, from the published summaries of
+    spans < s (packed (a, b), all ones while not yet published), WIN spans a step, until every
+    column met a reset (a = 0) or span 0."""
+    carry = tl.zeros([BN], tl.float32)
+    hi = tl.zeros([BN], tl.int32) + s     # spans [hi - WIN, hi) come next
+    g_a = tl.full([BN], 1.0, tl.float32)  # composition of spans [hi, s)
+    g_b = tl.zeros([BN], tl.float32)
+    todo = mc
+    ow = tl.arange(0, WIN)[:, None]
+    spins = tl.zeros([], tl.int32)
+    # bounded (never a hang: columns still waiting after 2**20 rounds get NaN)
+    while (tl.max(todo.to(tl.int32), 0) > 0) & (spins < 1048576):
+        spins += 1
+        js = hi[None, :] - WIN + ow                       # [WIN, BN]
+        ok = todo[None, :] & (js >= 0)
+        w = tl.load(W + js.to(tl.int64) * N + coff[None, :], mask=ok, other=0, volatile=True)
+        ready = tl.min(tl.where(ok & (w == -1), 0, 1), 0) != 0
+        w_a, w_b = _unpack(w)
+        w_a = tl.where(ok, w_a, 1.0)
+        w_b = tl.where(ok, w_b, 0.0)
+        # the window composed, newest (highest span) applied first
+        c_a, c_b = tl.associative_scan((w_a, w_b), 0, _combine)
+        k_a = tl.sum(tl.where(ow == WIN - 1, c_a, 0.0), 0)
+        k_b = tl.sum(tl.where(ow == WIN - 1, c_b, 0.0), 0)
+        n_a, n_b = _combine(k_a, k_b, g_a, g_b)
+        step = todo & ready
+        done = step & ((n_a == 0.0) | (hi <= WIN))
+        more = step & ~done
+        carry = tl.where(done, n_b, carry)
+        hi = tl.where(more, hi - WIN, hi)
+        g_a = tl.where(more, n_a, g_a)
+        g_b = tl.where(more, n_b, g_b)
+        todo = todo & ~done
+    return tl.where(todo, float("nan"), carry)
+
+
+@triton.jit
+def _tile_offsets(i, NB, N, T, TOTAL, o, S: tl.constexpr, BN: tl.constexpr):
+    # tile i of a persistent walk: column block i % NB, span i // NB (span-major, so a tile's
+    # predecessors in its column have lower indices); lanes in descending time; none past TOTAL
+    cols = (i % NB) * BN + tl.arange(0, BN)
+    t = T - 1 - (i // NB) * S - o
+    live = (tl.zeros([BN], tl.int32) + i) < TOTAL
+    m = (t >= 0)[:, None] & ((cols < N) & live)[None, :]
+    return cols, t.to(tl.int64)[:, None] * N + cols.to(tl.int64)[None, :], m
+
+
+@triton.jit(do_not_specialize=["N"])
+def _tm_persistent(A, B, X, W, N, T, NB, TOTAL, S: tl.constexpr, BN: tl.constexpr,
+                   WIN: tl.constexpr):
+    """Look-back spans of one column a thread in persistent programs: each takes tiles
+    pid, pid + P, ... in order, issuing the next tile's loads before it waits for the current
+    one's carry (every program resident, so every tile's predecessors are in progress)."""
+    P = tl.num_programs(0)
+    o = tl.arange(0, S)
+    i = tl.program_id(0)
+    cols, off, m = _tile_offsets(i, NB, N, T, TOTAL, o, S, BN)
+    qa = tl.load(A + off, mask=m, other=1.0)
+    qb = tl.load(B + off, mask=m, other=0.0)
+    for i in range(tl.program_id(0), TOTAL, P):
+        cols, off, m = _tile_offsets(i, NB, N, T, TOTAL, o, S, BN)
+        a = qa
+        b = qb
+        ncols, noff, nm = _tile_offsets(i + P, NB, N, T, TOTAL, o, S, BN)
+        qa = tl.load(A + noff, mask=nm, other=1.0)
+        qb = tl.load(B + noff, mask=nm, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 0, _combine)
+        s = i // NB
+        mc = cols < N
+        h_a = tl.sum(tl.where(o[:, None] == S - 1, s_a, 0.0), 0)
+        h_b = tl.sum(tl.where(o[:, None] == S - 1, s_b, 0.0), 0)
+        if s == 0:
+            h_a = h_a * 0.0
+        tl.store(W + s.to(tl.int64) * N + cols.to(tl.int64), _pack(h_a, h_b), mask=mc)
+        carry = tl.zeros([BN], tl.float32)
+        if s > 0:
+            carry = _walk_back(W, N, cols.to(tl.int64), mc, s, BN, WIN)
+        tl.store(X + off, _apply(s_a, s_b, carry[None, :]), mask=m)
+
+
+def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
+    """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill;
+    ``programs``: how many persistent ones (default: PERSISTENT_PROGRAMS warps' worth)."""
     T, N = a.shape
     K = triton.cdiv(T, S)
     x = torch.empty_like(a)
     code = MODES[mode]
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
+    if code == 5:       # as many one-warp programs as stay resident (the probe's guess)
+        NB = triton.cdiv(N, BN)
+        w = torch.full((K, N), -1, dtype=torch.int64, device=a.device)
+        progs = min(NB * K, programs or PERSISTENT_PROGRAMS // warps)
+        _tm_persistent[(progs,)](a, b, x, w, N, T, NB, NB * K, S=S, BN=BN, WIN=win,
+                                 num_warps=warps)
+        return x
     if code == 3:       # two launches: summaries, then the fix-up that folds them
         w = torch.empty((K, N), dtype=torch.int64, device=a.device)
         for phase in (3, 4):
@@ -202,11 +272,21 @@ def main(argv=None) -> int:
             # a column with no reset at all: its walk goes back to the first span
             a[:, 0] = 0.9
             ref = reference(a, b)
-            for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2)):
+            for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
+                              ("persistent", 2)):
                 err = (run(a, b, mode, S, BN, warps, win).double() - ref).abs().max().item()
                 print(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}: max |err| {err:.2e}")
                 if err > 1e-4:
                     return 1
+            # one persistent program a column block, walking its spans in turn (the
+            # interpreter runs programs one after another: a tile's predecessors must be
+            # earlier tiles of the same program or of earlier ones)
+            got = run(a, b, "persistent", S, BN, warps, 2, programs=triton.cdiv(N, BN))
+            err = (got.double() - ref).abs().max().item()
+            print(f"{T}x{N} (T x N) S {S} BN {BN} persistent, a program a block: max |err| "
+                  f"{err:.2e}")
+            if err > 1e-4:
+                return 1
         return 0
     from rlscan import linear_scan
     from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
