@@ -22,6 +22,8 @@ Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L
               wait: they are all written) and scans its steps again (inputs read twice)
     persistent  lookback's spans in persistent programs that issue the next span's loads
               before waiting for the current one's carry
+    lookback-incl, persistent-incl   each span, once it has its carry, publishes the value
+              leaving it over its summary (as a reset): a later walk stops there
 and, per cell, the shipped call (tuned DB) and the workspace fill alone.
 
 Thirty-second session (H200, `results/probes/2026-12-04_thirtysecond_session_time_major_probe.md`):
@@ -50,19 +52,21 @@ from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
 # mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
-VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,persistent:16:32:1:2,"
-            "persistent:8:32:1:2,persistent:16:64:2:2")
+VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,lookback-incl:16:32:1:2,"
+            "lookback-incl:16:32:1:4,persistent:16:32:1:2,persistent-incl:16:32:1:2,"
+            "persistent-incl:16:32:1:4")
 # persistent programs launched: 132 SMs x 8 warps, every one resident at up to 255 registers
 # (ptxas of triton 3.6: 110-198 for these variants). A program waiting on a tile of one that
 # is not resident would wait for ever (bounded here: NaN after 2**20 rounds)
 PERSISTENT_PROGRAMS = 132 * 8
-MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5}
+MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5,
+         "lookback-incl": 2, "persistent-incl": 5}
 WIN = 8
 
 
 @triton.jit(do_not_specialize=["N"])
 def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
-        WIN: tl.constexpr):
+        WIN: tl.constexpr, INCL: tl.constexpr):
     pc = tl.program_id(0)
     s = tl.program_id(1)                          # span s from the boundary (t = T-1 side)
     cols = pc * BN + tl.arange(0, BN)
@@ -116,6 +120,11 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
                 tl.store(W + s.to(tl.int64) * N + coff, _pack(h_a, h_b), mask=mc)
             if (MODE != 3) and (s > 0):
                 carry = _walk_back(W, N, coff, mc, s, BN, WIN)
+                if INCL:
+                    # the value leaving the span, published over its summary as a reset:
+                    # a later walk reads either word and either is right; this one stops it
+                    tl.store(W + s.to(tl.int64) * N + coff,
+                             _pack(h_a * 0.0, _apply(h_a, h_b, carry)), mask=mc)
         if MODE != 3:
             x = _apply(s_a, s_b, carry[None, :])
             tl.store(X + off, x, mask=m)
@@ -172,7 +181,7 @@ def _tile_offsets(i, NB, N, T, TOTAL, o, S: tl.constexpr, BN: tl.constexpr):
 
 @triton.jit(do_not_specialize=["N"])
 def _tm_persistent(A, B, X, W, N, T, NB, TOTAL, S: tl.constexpr, BN: tl.constexpr,
-                   WIN: tl.constexpr):
+                   WIN: tl.constexpr, INCL: tl.constexpr):
     """Look-back spans of one column a thread in persistent programs: each takes tiles
     pid, pid + P, ... in order, issuing the next tile's loads before it waits for the current
     one's carry (every program resident, so every tile's predecessors are in progress)."""
@@ -200,6 +209,9 @@ def _tm_persistent(A, B, X, W, N, T, NB, TOTAL, S: tl.constexpr, BN: tl.constexp
         carry = tl.zeros([BN], tl.float32)
         if s > 0:
             carry = _walk_back(W, N, cols.to(tl.int64), mc, s, BN, WIN)
+            if INCL:
+                tl.store(W + s.to(tl.int64) * N + cols.to(tl.int64),
+                         _pack(h_a * 0.0, _apply(h_a, h_b, carry)), mask=mc)
         tl.store(X + off, _apply(s_a, s_b, carry[None, :]), mask=m)
 
 
@@ -209,24 +221,25 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
     T, N = a.shape
     K = triton.cdiv(T, S)
     x = torch.empty_like(a)
-    code = MODES[mode]
+    code, incl = MODES[mode], int(mode.endswith("-incl"))
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
     if code == 5:       # as many one-warp programs as stay resident (the probe's guess)
         NB = triton.cdiv(N, BN)
         w = torch.full((K, N), -1, dtype=torch.int64, device=a.device)
         progs = min(NB * K, programs or PERSISTENT_PROGRAMS // warps)
         _tm_persistent[(progs,)](a, b, x, w, N, T, NB, NB * K, S=S, BN=BN, WIN=win,
-                                 num_warps=warps)
+                                 INCL=incl, num_warps=warps)
         return x
     if code == 3:       # two launches: summaries, then the fix-up that folds them
         w = torch.empty((K, N), dtype=torch.int64, device=a.device)
         for phase in (3, 4):
-            _tm[grid](a, b, x, w, N, T, MODE=phase, S=S, BN=BN, WIN=win, num_warps=warps)
+            _tm[grid](a, b, x, w, N, T, MODE=phase, S=S, BN=BN, WIN=win, INCL=0,
+                      num_warps=warps)
         return x
     if code == 2:
         w = torch.full((K, N), -1, dtype=torch.int64, device=a.device) if w is None else w
     _tm[grid](a, b, x, w if code == 2 else x, N, T, MODE=code, S=S, BN=BN, WIN=win,
-              num_warps=warps)
+              INCL=incl, num_warps=warps)
     return x
 
 
@@ -273,7 +286,7 @@ def main(argv=None) -> int:
             a[:, 0] = 0.9
             ref = reference(a, b)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
-                              ("persistent", 2)):
+                              ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
                 err = (run(a, b, mode, S, BN, warps, win).double() - ref).abs().max().item()
                 print(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}: max |err| {err:.2e}")
                 if err > 1e-4:
@@ -281,19 +294,20 @@ def main(argv=None) -> int:
             # one persistent program a column block, walking its spans in turn (the
             # interpreter runs programs one after another: a tile's predecessors must be
             # earlier tiles of the same program or of earlier ones)
-            got = run(a, b, "persistent", S, BN, warps, 2, programs=triton.cdiv(N, BN))
-            err = (got.double() - ref).abs().max().item()
-            print(f"{T}x{N} (T x N) S {S} BN {BN} persistent, a program a block: max |err| "
-                  f"{err:.2e}")
-            if err > 1e-4:
-                return 1
+            for mode in ("persistent", "persistent-incl"):
+                got = run(a, b, mode, S, BN, warps, 2, programs=triton.cdiv(N, BN))
+                err = (got.double() - ref).abs().max().item()
+                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode}, a program a block: max |err| "
+                      f"{err:.2e}")
+                if err > 1e-4:
+                    return 1
         return 0
     from rlscan import linear_scan
     from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
     from rlscan.tune.timing import l2_bytes
     bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
     print("| cell (N x T) | floor | rlscan | fill | " + " | ".join(
-        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m in ("lookback", "chunked") else "")
+        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m not in ("walk", "bound") else "")
         for m, S, BN, w, win in variants) + " |")
     for cell in args.cells.split(","):
         N, T = (int(v) for v in cell.split("x"))
