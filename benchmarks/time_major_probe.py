@@ -37,7 +37,12 @@ there, 17.5-18.0 at the small cells. Walks of one column a thread, 32-step chunk
 104.1 at 131072x256 (106.2); too few programs where N <= 4096 (4096x512 25.4 vs 16.5).
 Chunked spans (two launches, the fix-up folding the summaries itself) are no cheaper than the
 look-back: 16x32/w1 with windows of 2 spans 51.9-53.6 us at the big cells, 16.0-16.3 at the
-small ones, as the shipped call.
+small ones, as the shipped call. A warp's walk ends when its 32 columns all met a reset (~70
+steps back at the grid's 5% of episode ends: 3 rounds of 2 spans), which is what the carry
+costs; spans that publish the value leaving them once they have their carry, in persistent
+programs, cut it: persistent-incl 16x32/w1 39.5 us at 16384x512 (shipped 47.9), 46.4 at
+4096x2048 (56.0), 53.3 at 1024x8192 (54.9), 15.1 at 4096x512 (16.2), 13.4 at 16384x128
+(15.5); 37.8 at 65536x128, where the walk takes 30.3 (shipped 30.1).
 
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
@@ -272,12 +277,16 @@ def parse_variants(text):
 
 
 def main(argv=None) -> int:
+    global PERSISTENT_PROGRAMS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default=CELLS)
     p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps[:win],...")
     p.add_argument("--check", action="store_true")
+    p.add_argument("--persistent-warps", type=int, default=8,
+                   help="warps an SM of persistent programs (all must stay resident)")
     args = p.parse_args(argv)
     variants = parse_variants(args.variants)
+    PERSISTENT_PROGRAMS = 132 * args.persistent_warps
     if args.check:
         for T, N, S, BN, warps in ((45, 70, 8, 32, 1), (130, 33, 16, 32, 1), (16, 64, 16, 64, 2)):
             a, b = inputs(N, T, "cpu")
