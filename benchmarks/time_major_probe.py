@@ -10,8 +10,8 @@ the columns (no known alignment): the lanes lie along the columns, one column a 
 thread holds its column's S steps (the scan along the steps is a loop in registers). Each
 warp's load of a step is 128 contiguous bytes.
 
-Modes (``--modes``), each timed as a CUDA graph over input sets spanning three L2 caches
-(rlscan-bench's device column):
+Modes (``--variants MODE:S:BN:WARPS[:WIN],...``), each timed as a CUDA graph over input sets
+spanning three L2 caches (rlscan-bench's device column):
     walk      one program a column block walks the whole column, chunk by chunk, the next
               chunk's loads issued before the current one's scan
     bound     one program a (column block, span of S steps), carry 0: wrong results, a bound
@@ -290,9 +290,7 @@ def main(argv=None) -> int:
     if args.check:
         for T, N, S, BN, warps in ((45, 70, 8, 32, 1), (40, 36, 16, 32, 1)):
             a, b = inputs(N, T, "cpu")
-            ref = reference(a, b)
-            # a column with no reset at all: its walk goes back to the first span
-            a[:, 0] = 0.9
+            a[:, 0] = 0.9   # a column with no reset at all: its walk goes back to span 0
             ref = reference(a, b)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
                               ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
