@@ -139,7 +139,8 @@ def _tm(A, B, X, W, N, T, MODE: tl.constexpr, S: tl.constexpr, BN: tl.constexpr,
 def _walk_back(W, N, coff, mc, s, BN: tl.constexpr, WIN: tl.constexpr):
     """[BN]: the value entering span ``s`` of each column, from the published summaries of
     spans < s (packed (a, b), all ones while not yet published), WIN spans a step, until every
-    column met a reset (a = 0) or span 0."""
+    column met a reset (a = 0) or span 0. The step of scan._fold_window, transposed: its
+    windows are [rows, W] along axis 1, these [WIN, columns] along axis 0, in each thread."""
     carry = tl.zeros([BN], tl.float32)
     hi = tl.zeros([BN], tl.int32) + s     # spans [hi - WIN, hi) come next
     g_a = tl.full([BN], 1.0, tl.float32)  # composition of spans [hi, s)
