@@ -1,5 +1,5 @@
 """Shared by the standalone scan probes (reverse_scan_probe.py, persistent_lookback_probe.py,
-tma_walk_probe.py): the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line
+tma_walk_probe.py, time_major_probe.py): the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line
 of ``--check``, the timing of a cell over DRAM-resident input sets, and the command line
 (``--check`` anywhere, timing on a GPU)."""
 import argparse
@@ -11,8 +11,10 @@ import rlscan
 from rlscan.tune.bench import device_us
 
 
-def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """x in float64, sequentially over time from the end (x[T] = 0)."""
+def reference(a: torch.Tensor, b: torch.Tensor, time_dim: int = 1) -> torch.Tensor:
+    """x in float64, sequentially over time (dimension ``time_dim``) from the end (x[T] = 0)."""
+    if time_dim == 0:
+        return reference(a.t(), b.t()).t()
     x, c = torch.zeros_like(a, dtype=torch.float64), torch.zeros(a.shape[0], dtype=torch.float64)
     for t in range(a.shape[1] - 1, -1, -1):
         c = b[:, t].double() + a[:, t].double() * c
@@ -28,8 +30,9 @@ def within(label: str, x: torch.Tensor, ref: torch.Tensor) -> bool:
     return ok
 
 
-def rotated_cell(N: int, T: int, inputs, device):
-    """An [N, T] cell timed as rlscan-bench times one: ``inputs(N, T, device, seed=i)`` sets that
+def rotated_cell(N: int, T: int, inputs, device, time_dim: int = -1):
+    """An [N, T] cell (``time_dim=0``: [T, N] buffers) timed as rlscan-bench times one:
+    ``inputs(N, T, device, seed=i)`` sets that
     together span three L2 caches (a single set of the long rows ran from L2 in the seventh
     session's probes). Returns (sets, cols, bench): ``bench(name, fn)`` times ``fn(i)`` over
     every set in one CUDA graph (``device_us``, each call its own outputs) and appends
@@ -38,7 +41,7 @@ def rotated_cell(N: int, T: int, inputs, device):
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     n_sets = max(1, -(-3 * l2 // (3 * N * T * 4)))
     sets = [inputs(N, T, device, seed=i) for i in range(n_sets)]
-    ref = rlscan.linear_scan(*sets[0], reverse=True)
+    ref = rlscan.linear_scan(*sets[0], reverse=True, time_dim=time_dim)
     cols = []
 
     def bench(name, fn):

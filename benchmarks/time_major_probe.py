@@ -11,7 +11,8 @@ thread holds its column's S steps (the scan along the steps is a loop in registe
 warp's load of a step is 128 contiguous bytes.
 
 Modes (``--variants MODE:S:BN:WARPS[:WIN],...``), each timed as a CUDA graph over input sets
-spanning three L2 caches (rlscan-bench's device column):
+spanning three L2 caches (rlscan-bench's device column, ``_recurrence.rotated_cell``; ``!``
+where the result is not the shipped call's):
     walk      one program a column block walks the whole column, chunk by chunk, the next
               chunk's loads issued before the current one's scan
     bound     one program a (column block, span of S steps), carry 0: wrong results, a bound
@@ -48,12 +49,17 @@ programs, cut it: persistent-incl 16x32/w1 39.5 us at 16384x512 (shipped 47.9), 
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
 """
 import argparse
+import os
+import sys
 
 import torch
 import triton
 import triton.language as tl
 
 from rlscan.kernels.scan import _apply, _combine, _pack, _unpack
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _recurrence import reference, rotated_cell, within  # noqa: E402 - a sibling module
 
 CELLS = "16384x512,4096x512,4096x2048,1024x8192,512x4096,16384x128,65536x128"
 # mode:S:BN:warps[:WIN] (BN = 32 columns a warp; WIN spans a look-back step folds, 8 if not given)
@@ -249,15 +255,6 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
     return x
 
 
-def reference(a, b):
-    x = torch.zeros_like(a, dtype=torch.float64)
-    nxt = torch.zeros(a.shape[1], dtype=torch.float64, device=a.device)
-    for t in range(a.shape[0] - 1, -1, -1):
-        nxt = b[t].double() + a[t].double() * nxt
-        x[t] = nxt
-    return x
-
-
 def inputs(N, T, device, seed=0):
     """[T, N]: a = 0.99 with ~5% resets (a = 0), the grid's γ and done rate; b normal."""
     g = torch.Generator(device="cpu").manual_seed(seed)
@@ -289,51 +286,38 @@ def main(argv=None) -> int:
     variants = parse_variants(args.variants)
     PERSISTENT_PROGRAMS = 132 * args.persistent_warps
     if args.check:
+        ok = True
         for T, N, S, BN, warps in ((45, 70, 8, 32, 1), (40, 36, 16, 32, 1)):
             a, b = inputs(N, T, "cpu")
             a[:, 0] = 0.9   # a column with no reset at all: its walk goes back to span 0
-            ref = reference(a, b)
+            ref = reference(a, b, time_dim=0)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
                               ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
-                err = (run(a, b, mode, S, BN, warps, win).double() - ref).abs().max().item()
-                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}: max |err| {err:.2e}")
-                if err > 1e-4:
-                    return 1
+                ok &= within(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}",
+                             run(a, b, mode, S, BN, warps, win), ref)
             # one persistent program a column block, walking its spans in turn (the
             # interpreter runs programs one after another: a tile's predecessors must be
             # earlier tiles of the same program or of earlier ones)
-            for mode in ("persistent-incl",):
-                got = run(a, b, mode, S, BN, warps, 2, programs=triton.cdiv(N, BN))
-                err = (got.double() - ref).abs().max().item()
-                print(f"{T}x{N} (T x N) S {S} BN {BN} {mode}, a program a block: max |err| "
-                      f"{err:.2e}")
-                if err > 1e-4:
-                    return 1
-        return 0
+            ok &= within(f"{T}x{N} (T x N) S {S} BN {BN} persistent-incl, a program a block",
+                         run(a, b, "persistent-incl", S, BN, warps, 2,
+                             programs=triton.cdiv(N, BN)), ref)
+        return 0 if ok else 1
     from rlscan import linear_scan
-    from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
-    from rlscan.tune.timing import l2_bytes
-    bw, l2 = copy_bandwidth(), l2_bytes(torch.device("cuda"))
-    print("| cell (N x T) | floor | rlscan | fill | " + " | ".join(
-        f"{m} {S}x{BN}/w{w}" + (f"/W{win}" if m not in ("walk", "bound") else "")
-        for m, S, BN, w, win in variants) + " |")
+    from rlscan.tune.bench import copy_bandwidth, device_us
+    bw = copy_bandwidth()
     for cell in args.cells.split(","):
         N, T = (int(v) for v in cell.split("x"))
-        sets = [inputs(N, T, "cuda", seed=i) for i in range(input_set_count(3 * N * T * 4, l2))]
-        floor = 3 * N * T * 4 / bw * 1e6
-        ship = device_us([lambda a=a, b=b: linear_scan(a, b, reverse=True, time_dim=0)
-                          for a, b in sets])
-        want = linear_scan(*sets[0], reverse=True, time_dim=0)
+        sets, cols, bench = rotated_cell(N, T, inputs, "cuda", time_dim=0)
+        bench("rlscan", lambda i: linear_scan(*sets[i], reverse=True, time_dim=0))
         fill = device_us([lambda: torch.full((T // 16, N), -1, dtype=torch.int64,
                                              device="cuda")])
-        row = [f"{N}x{T}", f"{floor:.1f}", f"{ship:.1f}", f"{fill:.1f}"]
+        cols.append(f"fill {fill:.1f}")
         for mode, S, BN, warps, win in variants:
-            got = run(*sets[0], mode, S, BN, warps, win)
-            bad = mode != "bound" and not torch.allclose(got, want, rtol=1e-3, atol=1e-3)
-            us = device_us([lambda a=a, b=b: run(a, b, mode, S, BN, warps, win)
-                            for a, b in sets])
-            row.append(f"{us:.1f}" + ("!" if bad else ""))
-        print("| " + " | ".join(row) + " |", flush=True)
+            bench(f"{mode} {S}x{BN}/w{warps}" + (f"/W{win}" if mode not in ("walk", "bound")
+                                                 else ""),
+                  lambda i: run(*sets[i], mode, S, BN, warps, win))
+        floor = 3 * N * T * 4 / bw * 1e6
+        print(f"{N}x{T} floor {floor:.1f} ({len(sets)} sets) | " + " | ".join(cols), flush=True)
     return 0
 
 
