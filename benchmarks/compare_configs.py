@@ -177,6 +177,9 @@ def parse_config(text: str):
     regs = None
     if len(parts) > 3 and parts[-1].startswith("r"):
         regs, parts = parts[-1], parts[:-1]
+    lane_rows = len(parts) > 3 and parts[-1] == "lr"
+    if lane_rows:
+        parts = parts[:-1]
     split = None
     if len(parts) > 3 and parts[-1].startswith("sp"):
         split, parts = parts[-1], parts[:-1]
@@ -203,10 +206,12 @@ def parse_config(text: str):
             cfg["GROUP"] = int(group[1:])
         if split is not None:
             cfg["SPLIT"] = int(split[2:])
+        if lane_rows:
+            cfg["LANE_ROWS"] = True
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"config {text!r}: expected heuristic or "
-            "tuned or STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:rREGS]") from None
+            f"config {text!r}: expected heuristic or tuned or "
+            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:lr][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:

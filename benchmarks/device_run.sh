@@ -51,6 +51,9 @@
 #   bash benchmarks/device_run.sh tm-lookback  # time-major look-back spans of 128-row tiles forced
 #                                              # (lost, thirty-second session), stream_floor.py --bf16,
 #                                              # a short clock_probe run (~6 min)
+#   bash benchmarks/device_run.sh lane-rows-ab # time-major tiles of one row a lane forced beside
+#                                              # the tuned configs (thirty-third session), then
+#                                              # their GPU tests (~4 min)
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
 #                                              # back and with idle gaps (~60 s)
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
@@ -444,6 +447,19 @@ tm-lookback)
     | tee $OUT/stream_floor_bf16.md
   timeout 40 python3 $R/benchmarks/clock_probe.py --seconds 5 2>&1 | grep -v "Warn\|_warn" \
     | tail -5 | tee $OUT/clocks.txt ;;
+lane-rows-ab)
+  # time-major tiles of one row a lane (configs LANE_ROWS: walks and chunked spans) forced
+  # beside the tuned config, 2 rounds; then the GPU tests of the time-major lanes
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for est in ${LR_ESTS:-discounted_returns gae vtrace}; do
+    timeout ${LR_S:-100} python3 $R/benchmarks/compare_configs.py --rounds ${LR_ROUNDS:-2} \
+      --layout time_major --estimator $est \
+      --shapes ${LR_SHAPES:-16384x512,65536x128,131072x256,16384x128,4096x512,4096x2048,1024x8192} \
+      --configs ${LR_CONFIGS:-tuned,row_block:32x8:w1:lr,row_block:32x16:w1:lr,row_block:64x8:w2:lr,row_block:32x4:w1:lr,chunked:32x8:w1:c8:lr} \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/lane_rows_ab.txt
+  done
+  (cd $R/tests && timeout 200 python3 -m pytest test_estimators.py -m gpu -q -p no:cacheprovider \
+    -o addopts="" -k "descending_lanes or ascending_lanes_in_time_major" 2>&1 | tail -3) ;;
 clocks)
   # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
   # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms

@@ -66,16 +66,17 @@ def tuned(est: str, N: int, T: int, dtype: str = "float32", layout: str = "time_
 
 def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
              layout: str = "time_last"):
-    """[(constexprs, options, arguments, programs), ...] of the scan-kernel launches of one
-    call of the grid's cell, as the launcher makes them on a GPU with programmatic dependent
-    launch (``arguments``: the launch's own, tensors in place of their addresses;
-    ``programs``: the launch grid's size)."""
+    """[(constexprs, options, arguments, programs, kernel), ...] of the scan-kernel launches of
+    one call of the grid's cell, as the launcher makes them on a GPU with programmatic
+    dependent launch (``arguments``: the launch's own, tensors in place of their addresses;
+    ``programs``: the launch grid's size; ``kernel``: ``fused_scan_kernel`` or, for tiles of
+    one row a lane, its twin with the time strides unspecialised)."""
     seen = []
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
-        if kernel is L.fused_scan_kernel:
+        if kernel in (L.fused_scan_kernel, L._lane_rows_kernel):
             seen.append((dict(zip(names, consts)), options, L._tensors(args, objs),
-                         math.prod(grid_)))
+                         math.prod(grid_), kernel))
 
     call = _grid_call(est, N, T, dtype, layout)
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
@@ -96,7 +97,7 @@ def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
 TARGET = GPUTarget("cuda", 90, 32)
 
 
-def _as_launched(consts: dict, options: tuple, arguments) -> ASTSource:
+def _as_launched(consts: dict, options: tuple, arguments, fn=None) -> ASTSource:
     """The source Triton's JIT itself builds for this launch: its binder's specialisation of
     the real arguments (each pointer's dtype, bool flags as *i1, 16-byte alignment; integers
     equal to 1 as constants, divisible by 16 as such), so ptxas sees the vectorised loads of a
@@ -105,7 +106,7 @@ def _as_launched(consts: dict, options: tuple, arguments) -> ASTSource:
     where Nsight Compute measured 72 on the H200 (twenty-sixth session's lookback_ncu.txt)."""
     from triton.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
-    fn = S.fused_scan_kernel
+    fn = fn or S.fused_scan_kernel
     backend = make_backend(TARGET)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     kwargs = dict(consts, **L._options(options))
@@ -114,13 +115,14 @@ def _as_launched(consts: dict, options: tuple, arguments) -> ASTSource:
     return ASTSource(fn, signature, constexprs, attrs)
 
 
-def compile_ptx(consts: dict, options: tuple, arguments=None) -> str:
+def compile_ptx(consts: dict, options: tuple, arguments=None, kernel=None) -> str:
     """PTX of fused_scan_kernel for sm_90 with these constexprs and launcher options,
     specialised on ``arguments`` as the JIT would be (the JIT's own binder, triton 3.6 to 3.9);
     without arguments, every pointer *fp32 and nothing aligned (what this script did before:
-    no vectorised load, and wrong for bf16 or bool inputs)."""
+    no vectorised load, and wrong for bf16 or bool inputs). ``kernel``: the one launched
+    (``launches``), by default fused_scan_kernel."""
     if arguments is not None:
-        src = _as_launched(consts, options, arguments)
+        src = _as_launched(consts, options, arguments, kernel)
         return triton.compile(src, target=TARGET, options=L._options(options)).asm["ptx"]
     fn = S.fused_scan_kernel
     sig = {}
@@ -192,9 +194,9 @@ def main(argv=None) -> int:
                 name = "tuned " + C.label(cfg).replace("/s1", "")
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
-            for consts, options, arguments, programs in launches(est, N, T, cfg, args.dtype,
-                                                                 args.layout):
-                ptx = compile_ptx(consts, options, arguments)
+            for consts, options, arguments, programs, kernel in launches(
+                    est, N, T, cfg, args.dtype, args.layout):
+                ptx = compile_ptx(consts, options, arguments, kernel)
                 r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
                       f"{r['spill_stores']:>5}/{r['spill_loads']:<5} "

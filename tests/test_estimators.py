@@ -135,13 +135,15 @@ def test_every_successor_value_encoding_matches_reference(backend, device, est, 
 
 def record_constexprs(monkeypatch, *names):
     """Spy on the scan kernel's launches: the returned list gets, per launch of the fused
-    kernel, the value of the named constexpr (a tuple of them for several names)."""
+    kernel, the value of the named constexpr (a tuple of them for several names; the name
+    ``kernel``: the kernel object launched)."""
     from rlscan.kernels import launch
     taken, run = [], launch._run
 
     def spy(kernel, grid, args, objs, consts, options, spec, kernel_names=launch._CONSTEXPRS):
         if kernel_names is launch._CONSTEXPRS:
-            got = tuple(consts[kernel_names.index(n)] for n in names)
+            got = tuple(kernel if n == "kernel" else consts[kernel_names.index(n)]
+                        for n in names)
             taken.append(got if len(names) > 1 else got[0])
         return run(kernel, grid, args, objs, consts, options, spec, kernel_names)
 
@@ -1056,20 +1058,25 @@ def test_time_major_equals_time_last(backend, device, est):
         torch.testing.assert_close(a, b.t(), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("strategy, block_n, block_t, per_span", [
-    ("row_block", 4, 16, None), ("row_block", 128, 4, None), ("chunked", 4, 16, 1),
-    ("chunked", 128, 4, 3), ("lookback", 4, 16, 1), ("lookback", 128, 4, 1)])
+@pytest.mark.parametrize("strategy, block_n, block_t, per_span, lane_rows", [
+    ("row_block", 4, 16, None, False), ("row_block", 128, 4, None, False),
+    ("chunked", 4, 16, 1, False), ("chunked", 128, 4, 3, False), ("lookback", 4, 16, 1, False),
+    ("lookback", 128, 4, 1, False), ("row_block", 32, 8, None, True),
+    ("chunked", 32, 4, 3, True)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_time_major_backward_scans_over_descending_lanes_match_reference(
-        backend, device, est, strategy, block_n, block_t, per_span, monkeypatch):
+        backend, device, est, strategy, block_n, block_t, per_span, lane_rows, monkeypatch):
     """Time-major [T, N] backward scans load each chunk in descending time and scan it forward
     (no lane reversals): results match the reference across chunk and span edges with dones on
     chunk edges and a partial row block, V-trace's next lane by gather where the tile keeps a
-    row's steps in one thread (128 rows a warp) and by the second composition elsewhere, and
-    the launcher really takes the descending path (for time-major buffers only)."""
+    row's steps in one thread with 4 rows a thread (128 rows a warp) and by the second
+    composition elsewhere (also in tiles of one row a lane), and the launcher really takes the descending path (for time-major
+    buffers only) and the kernel of one row a lane for ``LANE_ROWS`` tiles (with no
+    contiguity declared); time-last calls ignore ``LANE_ROWS``."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    taken = record_constexprs(monkeypatch, "DESCEND", "NEXT_GATHER")
+    from rlscan.kernels import launch
+    taken = record_constexprs(monkeypatch, "DESCEND", "NEXT_GATHER", "CONTIG_ROWS", "kernel")
     shape = (5, 3 * block_t * (per_span or 1) + 1)
     kw, rk = make(est, shape, seed=31 + block_t, gamma=0.999, lmbda=1.0)
     kw["terminated"][1:, block_t - 1] = True
@@ -1077,14 +1084,17 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
     major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
              for k, v in kw.items()}
     config = dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
-                  CHUNKS_PER_SPAN=per_span)
+                  CHUNKS_PER_SPAN=per_span, LANE_ROWS=lane_rows)
     with force_config(**config):
         out = call(est, major, device, time_dim=0)
         out_last = call(est, kw, device)
     assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=shape[-1],
                    scale=scale_of(est, rk))
-    gather = est == "vtrace" and block_n >= 128
-    assert taken[0] == (1, int(gather)) and taken[-1][0] == 0, taken
+    gather = est == "vtrace" and block_n >= 128 and not lane_rows
+    kernel = launch._lane_rows_kernel if lane_rows else launch.fused_scan_kernel
+    assert taken[0][:2] == (1, int(gather)) and taken[-1][0] == 0, taken
+    assert taken[0][3] is kernel and (taken[0][2] == 0) == lane_rows, taken
+    assert taken[-1][3] is launch.fused_scan_kernel, taken
     for a, b in zip(cases.as_tuple(out_last), cases.as_tuple(out)):
         torch.testing.assert_close(a, b.t(), rtol=1e-5, atol=1e-5)
 
@@ -1092,7 +1102,8 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
 def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, device,
                                                                   monkeypatch):
     """Descending lanes are for backward scans only: time-major eligibility traces and prefix
-    sums scan their ascending lanes forward (and match the reference)."""
+    sums scan their ascending lanes forward (and match the reference), in tiles of 4 rows a
+    thread and of one row a lane."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "DESCEND")
@@ -1100,10 +1111,11 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
         kw, rk = make(est, (5, 37), seed=37)
         major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
                  for k, v in kw.items()}
-        with force_config(strategy="row_block", BLOCK_N=128, BLOCK_T=4, num_warps=1):
-            out = call(est, major, device, time_dim=0)
-        assert_matches(out.t(), reference(est, rk), T=37, scale=scale_of(est, rk))
-    assert taken == [0, 0]
+        for cfg in (dict(BLOCK_N=128, BLOCK_T=4), dict(BLOCK_N=32, BLOCK_T=8, LANE_ROWS=True)):
+            with force_config(strategy="row_block", num_warps=1, **cfg):
+                out = call(est, major, device, time_dim=0)
+            assert_matches(out.t(), reference(est, rk), T=37, scale=scale_of(est, rk))
+    assert taken == [0, 0, 0, 0]
 
 
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)

@@ -896,6 +896,22 @@ def test_validate_split_rows_only_for_row_blocks_it_divides():
             C.validate(bad)
 
 
+def test_validate_lane_rows_only_for_tiles_of_a_row_a_lane_without_two_level_or_split():
+    ok = {"BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1, "LANE_ROWS": True}
+    assert C.validate(ok)["LANE_ROWS"] is True
+    assert C.label(C.validate(ok)) == "row_block/32x8/w1/s1/lr"
+    assert C.label(C.validate(dict(ok, BLOCK_N=64, num_warps=2, maxnreg=96))) == \
+        "row_block/64x8/w2/s1/lr/r96"
+    assert "LANE_ROWS" not in C.validate(dict(ok, LANE_ROWS=False))
+    assert C.to_triton_config(ok).kwargs["LANE_ROWS"] is True
+    for bad, why in [(dict(ok, BLOCK_N=16), "BLOCK_N >= 32"),
+                     (dict(ok, num_warps=2), "BLOCK_N >= 32"),
+                     (dict(ok, BLOCK_T=128, TWO_LEVEL=True), "no TWO_LEVEL"),
+                     (dict(ok, SPLIT=2), "no SPLIT"), (dict(ok, LANE_ROWS="yes"), "LANE_ROWS=")]:
+        with pytest.raises(ValueError, match=why):
+            C.validate(bad)
+
+
 def test_split_row_candidates_for_few_long_rows_of_time_last_calls_only():
     """Tiles that spread a row over warps are measured in time-last buffers with 64 to 2048
     rows, where a row is longer than one walk of the tile: two-level ones for backward
@@ -1372,13 +1388,16 @@ def test_compare_configs_parses_config_names_into_validated_configs():
     assert "TWO_LEVEL" not in parse("row_block:2x128:w2")
     assert parse("row_block:2x128:w2:2l:r40")["maxnreg"] == 40
     assert parse("row_block:4x128:w1:2l:g16")["GROUP"] == 16
+    assert parse("row_block:32x8:w1:lr")["LANE_ROWS"] is True
+    assert parse("chunked:64x16:w2:c4:lr:r96")["maxnreg"] == 96
     assert parse("tuned") == "tuned"
     assert parse("chunked:1x512:w1:c1:r32") == {"strategy": "chunked", "BLOCK_N": 1,
                                                 "BLOCK_T": 512, "num_warps": 1, "num_stages": 1,
                                                 "CHUNKS_PER_SPAN": 1, "maxnreg": 32}
     for bad in ("row_block:3x128:w2", "chunked:1x1024:w4", "tiles", "row_block:2x128:w5",
                 "row_block:1x128:w2:2l", "row_block:2x128:w2:c1:c1",
-                "row_block:2x128:w2:r33", "row_block:2x128:w2:rx"):
+                "row_block:2x128:w2:r33", "row_block:2x128:w2:rx", "row_block:16x8:w1:lr",
+                "row_block:64x8:w4:lr"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse(bad)
 
@@ -1791,11 +1810,12 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
         "from rlscan.kernels import configs as C\n"
         "cfg = C.validate(dict(strategy='row_block', BLOCK_N=2, BLOCK_T=128, num_warps=2,"
         " TWO_LEVEL=True))\n"
-        "(consts, options, args, _), = K.launches('discounted_returns', 8, 4096, cfg)\n"
+        "(consts, options, args, _, _), = K.launches('discounted_returns', 8, 4096, cfg)\n"
         "for ptx in (K.compile_ptx(consts, options, args), K.compile_ptx(consts, options)):\n"
         "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
         " len(re.findall(r'ld\\.global', ptx)))\n"
-        "(consts, options, args, _), = K.launches('discounted_returns', 8, 4096, cfg, 'bfloat16')\n"
+        "(consts, options, args, _, _), = K.launches('discounted_returns', 8, 4096, cfg,"
+        " 'bfloat16')\n"
         "print(int('cvt.f32.bf16' in K.compile_ptx(consts, options, args)), 1)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
                                                            "RLSCAN_INTERPRET")}
@@ -1807,6 +1827,36 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
     assert v4_real > 0 and v4_plain == 0
     assert all_real < all_plain
     assert bf16_loads == 1          # --dtype bfloat16: the kernel reads bf16 inputs as such
+
+
+def test_lane_rows_tiles_compile_to_scalar_loads_and_a_scan_without_shuffles():
+    """A time-major tile of one row a lane (``LANE_ROWS``) is launched as the kernel whose time
+    strides Triton does not specialise: its loads along the rows are scalar, so each lane holds
+    one row and the chunk's steps, and the scan moves nothing between lanes; the same tile with
+    the strides specialised loads 4 rows a thread and scans over lanes (shuffles)."""
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    code = (
+        "import re, kernel_resources as K\n"
+        "from rlscan.kernels import configs as C\n"
+        "for lane in (True, False):\n"
+        "    cfg = C.validate(dict(strategy='row_block', BLOCK_N=32, BLOCK_T=8, num_warps=1,"
+        " LANE_ROWS=lane))\n"
+        "    (consts, options, args, _, kernel), = K.launches('gae', 4096, 64, cfg,"
+        " layout='time_major')\n"
+        "    ptx = K.compile_ptx(consts, options, args, kernel)\n"
+        "    print(len(re.findall(r'ld\\.global\\.v4', ptx)), ptx.count('shfl.sync'),"
+        " int(kernel is K.L._lane_rows_kernel))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
+                                                           "RLSCAN_INTERPRET")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=bench)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (v4_lane, shfl_lane, lane), (v4_vec, shfl_vec, vec) = (
+        tuple(map(int, line.split())) for line in res.stdout.split("\n") if line.strip())
+    assert (lane, vec) == (1, 0)
+    assert v4_lane == 0 and shfl_lane == 0
+    assert v4_vec > 0 and shfl_vec > 0
 
 
 def test_resident_warps_follow_the_sm90_register_file():

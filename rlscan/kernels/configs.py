@@ -12,6 +12,7 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2, "maxnreg": 32}
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True,
      "SPLIT": 2}
+    {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1, "LANE_ROWS": True}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -27,6 +28,9 @@ time-major buffers. ``GROUP`` (optional, 4, 8 or 16, default 4; 8 and 16 only wi
 ``SPLIT`` (optional, 1, 2, 4, 8, 16 or 32, default 1; row blocks of time-last calls; a forward
 scan's only with BLOCK_N = SPLIT): each row of the input on SPLIT of the tile's BLOCK_N rows, so
 on SPLIT warps, which scan consecutive chunks of it at once (BLOCK_N / SPLIT rows a program).
+``LANE_ROWS`` (optional, default off; time-major buffers, ignored for time-last ones): one row
+a lane, BLOCK_N >= 32 * num_warps, a row's steps of a chunk in its thread's registers, where
+time-major tiles otherwise hold 4 adjacent rows a thread (launch.py, ``_lane_rows_kernel``).
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -317,6 +321,14 @@ def validate(config) -> Dict:
                          f"row block whose BLOCK_N it divides")
     if split != 1:
         out["SPLIT"] = split
+    lane_rows = config.get("LANE_ROWS", False)
+    if lane_rows not in (True, False, 0, 1):
+        raise ValueError(f"LANE_ROWS={lane_rows!r}; expected true or false")
+    if lane_rows:
+        if two or split != 1 or bn < 32 * warps:
+            raise ValueError(f"LANE_ROWS (one row a lane) needs BLOCK_N >= 32*num_warps, no "
+                             f"TWO_LEVEL and no SPLIT; got {label(out)}")
+        out["LANE_ROWS"] = True
     regs = config.get("maxnreg")
     if regs is not None:
         if regs not in MAXNREG or isinstance(regs, bool):
@@ -396,7 +408,8 @@ def spans_within_limit(config: Dict, T: int) -> bool:
 def label(config: Dict) -> str:
     """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32``,
     ``row_block/2x1024/w2/s1/2l/sp2`` (tile rows x steps, warps, stages, chunks per span,
-    two-level scan, its group size when not 4, tile rows a row when not 1, register cap)."""
+    two-level scan, its group size when not 4, tile rows a row when not 1, one row a lane,
+    register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
@@ -407,6 +420,8 @@ def label(config: Dict) -> str:
         out += f"/g{config['GROUP']}"
     if config.get("SPLIT", 1) != 1:
         out += f"/sp{config['SPLIT']}"
+    if config.get("LANE_ROWS"):
+        out += "/lr"
     if config.get("maxnreg"):
         out += f"/r{config['maxnreg']}"
     return out

@@ -132,6 +132,17 @@ _DESCEND_TIME_MAJOR = True
 # 40.4, V-trace 147.4 -> 72.3; 128x4/w1/c8 spans at 1024x8192 46.8 -> 34.8, 72.8 -> 52.9; fp32
 # unchanged (2026-12-01, kernel_ab.py).
 _CONTIG_TIME_MAJOR = True
+# Time-major tiles of one row a lane (configs ``LANE_ROWS``): the scan kernel's own source,
+# compiled with the time strides unspecialised. A time-major load's rows are contiguous, but
+# at a time stride of unknown divisibility not known to be aligned: triton keeps the loads
+# scalar, so the lanes run along the rows, one a lane, and a row's steps of a chunk stay in
+# its thread (the scan a loop in registers). PTX, triton 3.6, sm_90, time-major fp32 at
+# 16384x512, 32x8/w1: GAE 0 shuffles (72 with the strides specialised: 4 rows a thread, 8
+# lanes of 4 steps), 115 registers (80); discounted returns 0 (72), 68 (60). Bare recurrence,
+# walks of 32x32/w1 such tiles (benchmarks/time_major_probe.py, thirty-second session): 16384x512
+# 35.3 us vs the tuned 47.7, 16384x128 11.0 vs 15.4.
+_TIME_STRIDES = ("s0t", "s1t", "s2t", "s3t", "s4t", "s5t", "s6t", "s7t", "s8t", "o0t", "o1t")
+_lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STRIDES)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -212,15 +223,22 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
                  and _two_level_fits(cfg))
     # time-major backward scans load their lanes in descending time and scan forward
     descend = pb.reverse and not time_last and _DESCEND_TIME_MAJOR
+    # time-major tiles of one row a lane: the kernel that cannot vectorise along the rows
+    lane_rows = not time_last and cfg.get("LANE_ROWS", False)
+    kernel = _lane_rows_kernel if lane_rows else fused_scan_kernel
     # V-trace's next lane by gather where a row's chunk lies inside one warp (time-last) or, for
     # time-major tiles of at least 128 rows a warp, inside each thread (triton's load layout puts
-    # 4 rows a thread on 32 lanes and the chunk's steps in registers)
-    gather = _NEXT_GATHER and not two_level and pb.est == P.VTRACE and (
+    # 4 rows a thread on 32 lanes and the chunk's steps in registers). Not in tiles of one row a
+    # lane, though the next step is in the same thread: triton 3.6 lays that gather through
+    # shared memory (PTX, V-trace 32x8/w1 at 16384x512: 8 shuffles, 8 barriers, 186 registers;
+    # the second composition 0, 0, 154)
+    gather = _NEXT_GATHER and not two_level and pb.est == P.VTRACE and not lane_rows and (
         options[0] <= bn if time_last else bn >= 128 * options[0])
     # time-major tiles of 4+ rows: loads of rows with stride 1 keep the fp32 layout (scan.py);
-    # bit i for per-step input i (time-last calls skip the test: host cost)
+    # bit i for per-step input i (time-last calls skip the test: host cost); none in tiles of
+    # one row a lane
     contig = 0
-    if _CONTIG_TIME_MAJOR and not time_last and bn >= 4:
+    if _CONTIG_TIME_MAJOR and not time_last and bn >= 4 and not lane_rows:
         for i, x in enumerate(_TENSOR_FIELDS(pb)[:9]):
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
@@ -239,7 +257,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     dependent = options[:3] + (pdl,)
     first = options[:3] + (pdl and _PDL_FIRST,)
     if strategy == "row_block":
-        _run(fused_scan_kernel, (_cdiv(pb.N, bn // split), 1),
+        _run(kernel, (_cdiv(pb.N, bn // split), 1),
              *_workspace(args, objs, (d, d, d), 1, tail),
              consts + (0, 0, int(first[3])) + block, first, spec)
         return
@@ -251,7 +269,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         state = lookback_state.acquire(d.device, n, out0)
         if state is not None:
             _replay.record_workspace(state, persistent=n)
-            _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
+            _run(kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),
                  consts + (4, _lookback_window(K, bn, options[0]), int(first[3])) + block, first,
                  spec)
             return
@@ -262,7 +280,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         _run(fill_kernel, (_cdiv(n, _FILL_BLOCK), 1), [ws.data_ptr(), n], [(0, ws)],
              (-1, _FILL_BLOCK, int(pdl)), (4, 1, None, first[3]), (ws.data_ptr() & 15, n),
              _FILL_CONSTEXPRS)
-        _run(fused_scan_kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
+        _run(kernel, (row_progs, K), *_workspace(args, objs, (ws, d, d), K, tail),
              consts + (3, _lookback_window(K, bn, options[0]), int(pdl)) + block, dependent, spec)
         return
     # chunked: spans of per_span chunks, one program per (row block, span); the fix-up pass
@@ -274,7 +292,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     wa = torch.empty((3 if fold == 0 else 2, pb.N, K), dtype=torch.float32, device=d.device)
     _replay.record_workspace(wa)
     ws = _workspace(args, objs, (wa[0], wa[1], wa[-1]), K, tail)
-    _run(fused_scan_kernel, (row_progs, K), *ws, consts + (1, 0, int(pdl)) + block, first,
+    _run(kernel, (row_progs, K), *ws, consts + (1, 0, int(pdl)) + block, first,
          spec)
     if fold == 0:
         init = pb.row0 is not None and (not pb.reverse or pb.est == P.LINEAR)
@@ -284,7 +302,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
              (w[3].dtype, *(x.data_ptr() & 15 for x in w), pb.N, K), _CARRY_CONSTEXPRS)
     # the fix-up issues its first chunk's loads before it reads the carry, even in spans of
     # one chunk (then the next chunk's loads are masked off)
-    _run(fused_scan_kernel, (row_progs, K), *ws,
+    _run(kernel, (row_progs, K), *ws,
          consts + (2, fold, int(pdl), int(_PREFETCH)) + block[1:], dependent, spec)
 
 
