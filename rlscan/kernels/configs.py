@@ -106,6 +106,21 @@ _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1,
 # tile meet an episode end (probes/2026-12-04_thirtysecond_session_time_major_lookback.txt).
 _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
                        ("chunked", 128, 4, 1, 8), ("chunked", 128, 8, 1, 4))
+# Time-major tiles of one row a lane (LANE_ROWS; launch._lane_rows_kernel): a row's steps of a
+# chunk in one thread and 32 rows a warp, where the tiles above hold 4 rows a thread (128 a
+# warp) or spread a chunk over lanes. H200, fp32, forced, 2 rounds, against the tuned configs
+# (thirty-third session, probes/2026-12-04_thirtythird_session_lane_rows_ab.txt): walks
+# discounted returns 16384x512 32x16/w1 40.9 us vs 50.3, 65536x128 27.8 vs 33.6, 16384x128
+# 12.4 vs 16.1; GAE 65536x128 64x8/w2 43.9 vs 51.0, 16384x128 32x16/w1 16.8 vs 18.9; V-trace
+# 65536x128 32x4/w1 54.1 vs 69.3, 16384x128 64x8/w2 22.3 vs 26.1; even at 131072x256 and
+# GAE / V-trace 16384x512. At 4096 rows every walk lost 1.9-3.8x (128 one-warp programs:
+# discounted returns 4096x512 34.0 vs 17.8), hence _LANE_ROWS_MIN_ROWS. Chunked spans of them:
+# discounted returns 4096x512 32x8/w1/c8 16.2 vs 17.8; GAE 1024x8192 77.6 vs 81.4, V-trace
+# 97.6 vs 101.3; lost at 4096x2048 (57.3 vs 55.6, 79.8 vs 71.0).
+_LANE_ROWS_WALKS = (("row_block", 32, 4, 1, None), ("row_block", 32, 8, 1, None),
+                    ("row_block", 32, 16, 1, None), ("row_block", 64, 8, 2, None))
+_LANE_ROWS_SPANNED = (("chunked", 32, 8, 1, 8), ("chunked", 32, 16, 1, 4))
+_LANE_ROWS_MIN_ROWS = 8192
 # Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.
 # With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.
 # 1x1024/w1 (8 parts) is not yet measured: registers (sm_90, ptxas of triton 3.9) 178 for
@@ -493,7 +508,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     ``LOOKBACK_MAX_SPANS`` (``beyond_lookback_limit``) are measured too, for an entry's
     ``bounded_walk``: they never take the winner's place. For episodic sums (a is 1) and
     linear_scan (a tensor a), whose walks no scalar coefficient bounds, only those within the
-    limit on the bucket's shortest rows (``T``), the calls they may run for."""
+    limit on the bucket's shortest rows (``T``), the calls they may run for. Time-major calls
+    also measure tiles of one row a lane (``LANE_ROWS``): walks from 8192 rows, chunked spans
+    wherever such a tile fits the rows."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -557,7 +574,17 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
             if bt * split < T:
                 out.append(validate({"strategy": "row_block", "BLOCK_N": bn, "BLOCK_T": bt,
                                      "num_warps": warps, "num_stages": 1, "SPLIT": split}))
+    if layout == "time_major":
+        out += [validate(c) for c in _lane_rows(N, T)]
     return out
+
+
+def _lane_rows(N: int, T: int) -> List[Dict]:
+    # time-major tiles of one row a lane that still hold BLOCK_N >= 32 * num_warps rows once
+    # clamped to the shape: walks from _LANE_ROWS_MIN_ROWS rows, chunked spans at any count
+    tiles = (_LANE_ROWS_WALKS if N >= _LANE_ROWS_MIN_ROWS else ()) + _LANE_ROWS_SPANNED
+    return [dict(c, LANE_ROWS=True) for c in _fit(N, T, tiles)
+            if c["BLOCK_N"] >= 32 * c["num_warps"]]
 
 
 def to_triton_config(config: Dict):
