@@ -980,11 +980,16 @@ def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
 
 
 def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monkeypatch):
-    """Without a DB entry, time-major calls with many rows take 256x4/w2 row blocks and long
-    rows take spans of 128x4/w1 tiles (a row's steps of a chunk in one thread); few rows keep
-    the 16-row tiles, and time-last calls are unchanged."""
+    """Without a DB entry, time-major calls with 32768 to 131071 rows take 64x8/w2 tiles of one
+    row a lane, more rows 256x4/w2 row blocks, and long rows spans of 128x4/w1 tiles (a row's
+    steps of a chunk in one thread); few rows keep the 16-row tiles, and time-last calls are
+    unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    assert heuristic_config(65536, 128, time_major=True) == {
+    lanes = heuristic_config(65536, 128, time_major=True)
+    assert lanes == {"strategy": "row_block", "BLOCK_N": 64, "BLOCK_T": 8, "num_warps": 2,
+                     "LANE_ROWS": True}
+    C.validate(lanes)
+    assert heuristic_config(131072, 256, time_major=True) == {
         "strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
     long_rows = heuristic_config(1024, 8192, time_major=True)
     assert long_rows == {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,

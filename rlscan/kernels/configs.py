@@ -116,10 +116,14 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # GAE / V-trace 16384x512. At 4096 rows every walk lost 1.9-3.8x (128 one-warp programs:
 # discounted returns 4096x512 34.0 vs 17.8), hence _LANE_ROWS_MIN_ROWS. Chunked spans of them:
 # discounted returns 4096x512 32x8/w1/c8 16.2 vs 17.8; GAE 1024x8192 77.6 vs 81.4, V-trace
-# 97.6 vs 101.3; lost at 4096x2048 (57.3 vs 55.6, 79.8 vs 71.0).
+# 97.6 vs 101.3; lost at 4096x2048 (57.3 vs 55.6, 79.8 vs 71.0). Against the DB retuned with
+# them (probes/..._thirtythird_session_lane_rows_more.txt): 32x16/w1/c8 discounted returns
+# 1024x8192 49.2 vs 53.5, 4096x2048 53.3 vs 54.3 (GAE, V-trace: 83-121 vs 71-97); 64x8/w2/c8,
+# 32x4/w1/c16, 128x8/w4 and 64x16/w2 walks never ahead by more than 1%.
 _LANE_ROWS_WALKS = (("row_block", 32, 4, 1, None), ("row_block", 32, 8, 1, None),
                     ("row_block", 32, 16, 1, None), ("row_block", 64, 8, 2, None))
-_LANE_ROWS_SPANNED = (("chunked", 32, 8, 1, 8), ("chunked", 32, 16, 1, 4))
+_LANE_ROWS_SPANNED = (("chunked", 32, 8, 1, 8), ("chunked", 32, 16, 1, 4),
+                      ("chunked", 32, 16, 1, 8))
 _LANE_ROWS_MIN_ROWS = 8192
 # Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.
 # With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.

@@ -59,6 +59,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         # many rows, 256x4/w2 row blocks (65536x128: discounted returns 41.7 us vs 61.0, GAE
         # 51.3 vs 68.1, V-trace 69.8 vs 96.1); long rows, spans of 8 chunks of 128x4/w1
         # (1024x8192: 54.6 vs 153.7, 83.6 vs 170.8, 103.7 vs 219.3)
+        # Up to 131071 rows, 64x8/w2 tiles of one row a lane instead (thirty-third session,
+        # 65536x128: discounted returns 28.5 us vs 42.3, GAE 44.1 vs 51.9, V-trace 61.6 vs
+        # 70.6; at 131072x256 113.0 / 169.5 / 210.1 vs 112.1 / 164.4 / 196.4)
+        if 32768 <= N < 131072:
+            return {"strategy": "row_block", "BLOCK_N": 64, "BLOCK_T": 8, "num_warps": 2,
+                    "LANE_ROWS": True}
         if N >= 32768:
             return {"strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
         return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
