@@ -45,6 +45,11 @@ programs, cut it: persistent-incl 16x32/w1 39.5 us at 16384x512 (shipped 47.9), 
 4096x2048 (56.0), 53.3 at 1024x8192 (54.9), 15.1 at 4096x512 (16.2), 13.4 at 16384x128
 (15.5); 37.8 at 65536x128, where the walk takes 30.3 (shipped 30.1).
 
+Thirty-third session: walks and chunked spans of such tiles are in the library, as configs with
+``LANE_ROWS`` (launch._lane_rows_kernel: the scan kernel compiled with its time strides
+unspecialised, which has triton lay one row a lane the way this probe's unspecialised N does).
+The persistent look-back programs are not: they need a change to scan.py.
+
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
 """
