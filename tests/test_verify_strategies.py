@@ -59,15 +59,19 @@ def test_shapes_reach_block_and_chunk_edges_and_extra_batch_axes():
 def test_forced_configs_cover_every_launch_strategy_with_and_without_the_two_level_scan():
     """The verifier forces small configs so that its small shapes cross chunk, span and group
     edges: every strategy the tuner may pick is among them, plain and two-level, each a config
-    the launcher accepts and each spanned one with at least two chunks a row within 64 steps."""
+    the launcher accepts and each spanned one with at least two chunks a row within 64 steps;
+    the row block and chunked spans also as tiles of one row a lane (time-major calls)."""
     from rlscan.kernels import configs as C
-    seen = set()
+    seen, lanes = set(), set()
     for cfg in S.SMALL_CONFIGS:
         c = C.validate(cfg)
         seen.add((c["strategy"], bool(c.get("TWO_LEVEL"))))
+        if c.get("LANE_ROWS"):
+            lanes.add(c["strategy"])
         if c["strategy"] in C.SPANNED:
             assert 2 * c["BLOCK_T"] * c["CHUNKS_PER_SPAN"] <= 64, cfg
     assert seen == {(s, two) for s in C.STRATEGIES for two in (False, True)}
+    assert lanes == {"row_block", "chunked"}
 
 
 def test_flag_patterns_cover_the_episode_edge_cases():

@@ -29,6 +29,8 @@ _DECADES = {"float32": (-20, 6), "bfloat16": (-20, 6), "float16": (-3, 4)}
 # fills its warp with rows (BLOCK_N * BLOCK_T / 4 >= 32), else the launcher scans it plainly (an
 # 8x8 chunked tile did until the fourteenth session).
 # Look-back spans (one chunk each) fold the earlier spans' published summaries in one launch.
+# LANE_ROWS ones (time-major calls; time-last ones ignore it) hold one row a lane, a row
+# block of 32 and chunked spans of 2 chunks.
 SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                  {"BLOCK_N": 4, "BLOCK_T": 4}, {"BLOCK_N": 1, "BLOCK_T": 2},
                  {"BLOCK_N": 2, "BLOCK_T": 32},
@@ -40,7 +42,10 @@ SMALL_CONFIGS = ({"BLOCK_N": 1, "BLOCK_T": 8}, {"BLOCK_N": 2, "BLOCK_T": 16},
                   "CHUNKS_PER_SPAN": 2, "TWO_LEVEL": True},
                  {"strategy": "lookback", "BLOCK_N": 2, "BLOCK_T": 16, "CHUNKS_PER_SPAN": 1},
                  {"strategy": "lookback", "BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1,
-                  "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True})
+                  "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True},
+                 {"BLOCK_N": 32, "BLOCK_T": 4, "num_warps": 1, "LANE_ROWS": True},
+                 {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+                  "CHUNKS_PER_SPAN": 2, "LANE_ROWS": True})
 
 
 def fp32(x: float) -> float:
