@@ -1802,14 +1802,25 @@ def test_kernel_resources_waves_and_tuned_configs_follow_the_h200_and_its_db():
     assert mod.tuned("gae", 8, 65536)["strategy"] == "lookback"
 
 
+def _compiled_counts(code: str):
+    """Run ``code`` (Python that prints lines of integers) beside benchmarks/kernel_resources.py
+    with Triton's compiler, not its interpreter; the lines as tuples of ints."""
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
+                                                           "RLSCAN_INTERPRET")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=bench)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return [tuple(map(int, line.split())) for line in res.stdout.split("\n") if line.strip()]
+
+
 def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does():
     """The PTX is specialised on the launch's own tensors as Triton's JIT does on the GPU
     (16-byte aligned pointers, bool flags, bf16 inputs for a bf16 cell), so a two-level tile
     loads its steps 16 bytes an instruction; compiled without them (every pointer *fp32,
     nothing aligned) it loads one value at a time. That gap made discounted returns'
     look-back span 94 registers where Nsight Compute measured 72 on the H200."""
-    from pathlib import Path
-    bench = Path(__file__).resolve().parents[1] / "benchmarks"
     code = (
         "import re, kernel_resources as K\n"
         "from rlscan.kernels import configs as C\n"
@@ -1822,13 +1833,7 @@ def test_kernel_resources_specialises_a_launch_on_its_arguments_as_the_jit_does(
         "(consts, options, args, _, _), = K.launches('discounted_returns', 8, 4096, cfg,"
         " 'bfloat16')\n"
         "print(int('cvt.f32.bf16' in K.compile_ptx(consts, options, args)), 1)\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
-                                                           "RLSCAN_INTERPRET")}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=bench)
-    assert res.returncode == 0, res.stderr[-2000:]
-    (v4_real, all_real), (v4_plain, all_plain), (bf16_loads, _) = (
-        tuple(map(int, line.split())) for line in res.stdout.split("\n") if line.strip())
+    (v4_real, all_real), (v4_plain, all_plain), (bf16_loads, _) = _compiled_counts(code)
     assert v4_real > 0 and v4_plain == 0
     assert all_real < all_plain
     assert bf16_loads == 1          # --dtype bfloat16: the kernel reads bf16 inputs as such
@@ -1839,8 +1844,6 @@ def test_lane_rows_tiles_compile_to_scalar_loads_and_a_scan_without_shuffles():
     strides Triton does not specialise: its loads along the rows are scalar, so each lane holds
     one row and the chunk's steps, and the scan moves nothing between lanes; the same tile with
     the strides specialised loads 4 rows a thread and scans over lanes (shuffles)."""
-    from pathlib import Path
-    bench = Path(__file__).resolve().parents[1] / "benchmarks"
     code = (
         "import re, kernel_resources as K\n"
         "from rlscan.kernels import configs as C\n"
@@ -1852,13 +1855,7 @@ def test_lane_rows_tiles_compile_to_scalar_loads_and_a_scan_without_shuffles():
         "    ptx = K.compile_ptx(consts, options, args, kernel)\n"
         "    print(len(re.findall(r'ld\\.global\\.v4', ptx)), ptx.count('shfl.sync'),"
         " int(kernel is K.L._lane_rows_kernel))\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",
-                                                           "RLSCAN_INTERPRET")}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         cwd=bench)
-    assert res.returncode == 0, res.stderr[-2000:]
-    (v4_lane, shfl_lane, lane), (v4_vec, shfl_vec, vec) = (
-        tuple(map(int, line.split())) for line in res.stdout.split("\n") if line.strip())
+    (v4_lane, shfl_lane, lane), (v4_vec, shfl_vec, vec) = _compiled_counts(code)
     assert (lane, vec) == (1, 0)
     assert v4_lane == 0 and shfl_lane == 0
     assert v4_vec > 0 and shfl_vec > 0
