@@ -3,6 +3,7 @@ worked examples, random data with terminations and truncations, layouts, dtypes,
 coefficients, chunk edges, NaN in ignored slots, empty inputs."""
 
 import contextlib
+import itertools
 
 import numpy as np
 import pytest
@@ -1075,7 +1076,6 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
     contiguity declared); time-last calls ignore ``LANE_ROWS``."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    from rlscan.kernels import launch
     taken = record_constexprs(monkeypatch, "DESCEND", "NEXT_GATHER", "CONTIG_ROWS", "kernel")
     shape = (5, 3 * block_t * (per_span or 1) + 1)
     kw, rk = make(est, shape, seed=31 + block_t, gamma=0.999, lmbda=1.0)
@@ -1130,7 +1130,8 @@ def test_time_major_loads_mark_only_unit_stride_rows_contiguous(backend, device,
     whose row stride is 1: not a column slice (row stride 2), not a per-step γ of shape [T, 1]
     (row stride 0), but a per-env γ of shape [N] (row stride 1); never for time-last buffers
     or tiles of fewer than 4 rows. Each call, with bf16 inputs and bool flags over a partial
-    row block of 37 rows, gives the reference's results on the rounded inputs."""
+    row block of 37 rows, gives the reference's results on the rounded inputs; so do tiles of
+    one row a lane (``LANE_ROWS``), which declare no row contiguous."""
     if backend == "torch":
         pytest.skip("the torch path has no tiles")
     taken = record_constexprs(monkeypatch, "CONTIG_ROWS")
@@ -1150,16 +1151,18 @@ def test_time_major_loads_mark_only_unit_stride_rows_contiguous(backend, device,
         ({first: sliced[:, ::2], "gamma": g_step}, g_step.expand(T, N).t(),
          _CONTIG_BITS[est] & ~1),
         ({"gamma": g_env}, g_env[:, None].expand(N, T), _CONTIG_BITS[est] | 128)]
-    for over, gamma, bits in cases_:
+    for (over, gamma, bits), lanes in itertools.product(cases_, (False, True)):
         major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
                  for k, v in half.items()}
         major.update(over)
-        with force_config(strategy="row_block", BLOCK_N=128, BLOCK_T=4, num_warps=1):
+        tile = dict(BLOCK_N=32, BLOCK_T=8, LANE_ROWS=True) if lanes else dict(BLOCK_N=128,
+                                                                             BLOCK_T=4)
+        with force_config(strategy="row_block", num_warps=1, **tile):
             out = call(est, major, device, time_dim=0)
         rk = dict(rounded, gamma=gamma)
         assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
                        scale=scale_of(est, rk))
-        assert taken.pop() == bits, (over.keys(), bits)
+        assert taken.pop() == (0 if lanes else bits), (over.keys(), bits, lanes)
     with force_config(strategy="row_block", BLOCK_N=2, BLOCK_T=4, num_warps=1):
         call(est, {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2
                        else v) for k, v in half.items()}, device, time_dim=0)
