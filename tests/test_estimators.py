@@ -1071,9 +1071,9 @@ def test_time_major_backward_scans_over_descending_lanes_match_reference(
     (no lane reversals): results match the reference across chunk and span edges with dones on
     chunk edges and a partial row block, V-trace's next lane by gather where the tile keeps a
     row's steps in one thread with 4 rows a thread (128 rows a warp) and by the second
-    composition elsewhere (also in tiles of one row a lane), and the launcher really takes the descending path (for time-major
-    buffers only) and the kernel of one row a lane for ``LANE_ROWS`` tiles (with no
-    contiguity declared); time-last calls ignore ``LANE_ROWS``."""
+    composition elsewhere (also in tiles of one row a lane), and the launcher really takes the
+    descending path (for time-major buffers only) and the kernel of one row a lane for
+    ``LANE_ROWS`` tiles (with no contiguity declared); time-last calls ignore ``LANE_ROWS``."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "DESCEND", "NEXT_GATHER", "CONTIG_ROWS", "kernel")
