@@ -54,6 +54,9 @@
 #   bash benchmarks/device_run.sh lane-rows-ab # time-major tiles of one row a lane forced beside
 #                                              # the tuned configs (thirty-third session), then
 #                                              # their GPU tests (~4 min)
+#   bash benchmarks/device_run.sh tm-probe     # time_major_probe.py: persistent look-back spans of
+#                                              # one row a lane against the tuned linear_scan,
+#                                              # whose DB now has lane-row tiles (~3 min)
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
 #                                              # back and with idle gaps (~60 s)
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
@@ -463,6 +466,19 @@ lane-rows-ab)
     (cd $R/tests && timeout 200 python3 -m pytest test_estimators.py -m gpu -q -p no:cacheprovider \
       -o addopts="" -k "descending_lanes or ascending_lanes_in_time_major" 2>&1 | tail -3)
   fi ;;
+tm-probe)
+  # the bare recurrence in persistent look-back programs of one-row-a-lane spans (probe) against
+  # the tuned linear_scan time-major call (since the thirty-third session often a lane-row walk
+  # or chunked spans), at 8 warps an SM and at TMP_WARPS (default 10: every program of the probe
+  # must stay resident, and its 16-step spans take 186 registers, 10 warps an SM; 8-step ones
+  # 122, 16). Its interpreter check is a CPU test (tests/test_tuning.py)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for w in 8 ${TMP_WARPS:-10}; do
+    echo "## persistent warps an SM: $w" | tee -a $OUT/tm_probe.txt
+    timeout 150 python3 $R/benchmarks/time_major_probe.py --persistent-warps $w \
+      --variants ${TMP_VARIANTS:-walk:32:32:1,persistent-incl:16:32:1:2,persistent-incl:8:32:1:2} \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/tm_probe.txt
+  done ;;
 clocks)
   # does a cell's device time follow the SM clock? clock_probe.py: three cells round-robin for
   # 30 s back to back, then 20 s with 1 s idle between rounds, nvidia-smi sampling every 50 ms
