@@ -1,9 +1,10 @@
 """Vectorised torch implementation of the same math, for CPU tensors.
 
 Builds (a, b) over whole [N, T] tensors in float32 with selection masking, then solves the
-recurrence with a log-depth doubling scan (Hillis-Steele) using the combine of ALGORITHMS.md
-§2.1. Mirrors rlscan/kernels/scan.py line for line in intent, not in code.
+recurrence with the chunked scan of ALGORITHMS.md §2.5 (local pass, carry pass, fix-up) and the
+combine of §2.1. Mirrors rlscan/kernels/scan.py line for line in intent, not in code.
 """
+import math
 from typing import Optional
 
 import torch
@@ -20,7 +21,7 @@ def _f(x: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
 def _flag(x: Optional[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
     if x is None:
         return torch.zeros(like.shape, dtype=torch.bool, device=like.device)
-    return x != 0
+    return x if x.dtype == torch.bool else x != 0
 
 
 def _shift_next(x: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
@@ -38,8 +39,12 @@ def _apply(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return torch.where(a == 0, b, b + a * x)
 
 
-def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse: bool) -> torch.Tensor:
-    """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0)."""
+def doubling_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor],
+                  reverse: bool) -> torch.Tensor:
+    """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0).
+
+    A log-depth Hillis-Steele scan over whole tensors: log2(T) passes, each of T elements a row.
+    rlscan-bench compiles it as the "vectorised scan" baseline; ``scan`` is faster in eager mode."""
     if reverse:
         a, b = a.flip(1), b.flip(1)
     A, B = a.clone(), b.clone()
@@ -59,6 +64,94 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
     return x.flip(1) if reverse else x
 
 
+def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse: bool,
+         chunk: Optional[int] = None) -> torch.Tensor:
+    """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0).
+
+    The chunked scan of ALGORITHMS.md §2.5 with torch ops: rows cut into K chunks of ``chunk``
+    steps (default the power of two nearest √T), laid out [chunk, N, K] so that one step of every
+    chunk of every row is one contiguous vector; a local pass of ``chunk`` steps, a carry pass
+    of K steps over the chunk summaries, one fix-up. ~2√T Python steps against the sequential
+    loop's T, and each element is touched a constant number of times against the doubling
+    scan's log2(T) (dev box, 2 threads, GAE: 4096×128 and 16384×512 in benchmarks/NOTES.md).
+
+    The passes first run without the reset masks (a = 0 discards a non-finite carry, where
+    0·inf would be NaN). A row whose outputs are all finite had no inf or NaN anywhere in its
+    passes (each would show in the outputs it feeds), so masks could not have changed it but
+    for the sign of a zero; the other rows run again with them. The choice is a row's own, so
+    rows stay independent bit for bit.
+    """
+    N, T = b.shape
+    if chunk is None:
+        chunk = 1 << max(0, round(math.log2(max(T, 1)) / 2))
+    L = max(1, min(chunk, T))
+    y0 = torch.zeros(N, dtype=f32, device=b.device) if init is None else init.to(f32)
+    x = _solve(a, b, y0, reverse, L, masked=False)
+    # a row's sum is finite only if every term is (one that overflows merely costs a rerun)
+    redo = (~torch.isfinite(x.sum(dim=1))).nonzero().squeeze(1)
+    if len(redo):
+        x[redo] = _solve(a[redo], b[redo], y0[redo], reverse, L, masked=True)
+    return x
+
+
+def _solve(a, b, y0, reverse: bool, L: int, masked: bool) -> torch.Tensor:
+    """[N, T] a, b and [N] y0 -> x [N, T], in chunks of L steps."""
+    N, T = b.shape
+    K = -(-T // L)
+    A, B = _chunked(a, L, K, 1.0), _chunked(b, L, K, 0.0)    # identity padding (§2.4)
+    x = torch.empty((N, K * L), dtype=f32, device=b.device)
+    _chunk_passes(A, B, y0, reverse, x.view(N, K, L).permute(2, 0, 1), masked)
+    return x[:, :T]
+
+
+def _chunked(x: torch.Tensor, L: int, K: int, pad: float) -> torch.Tensor:
+    """[N, T] -> [L, N, K]: step s of chunk k of row n at [s, n, k], the tail padded."""
+    N, T = x.shape
+    out = torch.empty((L, N, K), dtype=f32, device=x.device)
+    rows = out.permute(1, 2, 0)                   # [N, K, L], a view of ``out``
+    full = T // L
+    rows[:, :full].copy_(x[:, :full * L].reshape(N, full, L))
+    if full < K:
+        rest = T - full * L
+        rows[:, full, :rest].copy_(x[:, full * L:])
+        rows[:, full, rest:].fill_(pad)
+    return out
+
+
+def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: bool,
+                  out: torch.Tensor, masked: bool) -> None:
+    """Solve on [L, N, K] (A, B hold a, b and are overwritten): local pass, carry pass, and
+    the fix-up, written to ``out``."""
+    L, N, K = B.shape
+    steps = range(L - 2, -1, -1) if reverse else range(1, L)
+    reset = (A == 0) if masked else None
+    # Both versions compute b + a·x with the same torch.addcmul (fused on CPUs with FMA, so not
+    # b + a*x's two roundings), so that the masked rerun differs only where it must.
+    for s in steps:                 # local pass: A[s], B[s] become the chunk's composition
+        p = s + 1 if reverse else s - 1
+        if masked:
+            B[s] = torch.where(reset[s], B[s], torch.addcmul(B[s], A[s], B[p]))
+            A[s] = torch.where(reset[s], 0.0, A[s] * A[p])
+        else:
+            B[s].addcmul_(A[s], B[p])
+            A[s].mul_(A[p])
+    # carry pass: y[:, k] enters chunk k from its boundary side (x[e_k] backward, x[s_k - 1]
+    # forward); the chunk's summary is its composition at the far end
+    end = 0 if reverse else L - 1
+    sa, sb = A[end].t().contiguous(), B[end].t().contiguous()      # [K, N]
+    y = torch.empty((K, N), dtype=f32, device=B.device)
+    y[K - 1 if reverse else 0] = y0
+    for k in (range(K - 1, 0, -1) if reverse else range(K - 1)):
+        nxt = k - 1 if reverse else k + 1
+        y[nxt] = torch.addcmul(sb[k], sa[k], y[k])
+        if masked:
+            y[nxt] = torch.where(sa[k] == 0, sb[k], y[nxt])
+    y = y.t()[None]                                                  # [1, N, K]
+    torch.addcmul(B, A, y, out=out)                                  # fix-up
+    if masked:
+        torch.where(A == 0, B, out, out=out)
+
+
 def _ratio(pb: P.Problem) -> torch.Tensor:
     if pb.ratio == P.RATIO_LOG:
         return torch.exp(_f(pb.x1))
@@ -68,8 +161,8 @@ def _ratio(pb: P.Problem) -> torch.Tensor:
 
 
 def _clip(ratio: torch.Tensor, thr: float) -> torch.Tensor:
-    # min(thr, ratio) that lets NaN through
-    return torch.where(ratio > thr, torch.full_like(ratio, thr), ratio)
+    # min(thr, ratio) that lets NaN through (torch.clamp propagates NaN)
+    return torch.clamp(ratio, max=thr)
 
 
 def _vnext(pb: P.Problem, trunc, last) -> torch.Tensor:
@@ -103,11 +196,12 @@ def sequential_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tenso
 
 def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor], scan_fn=None) -> None:
     """Solve ``pb`` and write into the [N, T] views ``out0`` (and ``out1``); ``scan_fn``
-    replaces the doubling scan (benchmark baselines)."""
-    N, T = pb.N, pb.T
+    replaces ``scan`` (the benchmark baselines)."""
+    N = pb.N
     dev = pb.p0.device
-    g = _f(pb.g) if pb.g is not None else torch.full((N, T), pb.gamma, dtype=f32, device=dev)
-    lam = _f(pb.lam) if pb.lam is not None else torch.full((N, T), pb.lmbda, dtype=f32, device=dev)
+    # scalar γ, λ as 0-d float32 tensors: they broadcast, rounded to float32 as the kernels do
+    g = _f(pb.g) if pb.g is not None else torch.tensor(pb.gamma, dtype=f32, device=dev)
+    lam = _f(pb.lam) if pb.lam is not None else torch.tensor(pb.lmbda, dtype=f32, device=dev)
     zero = torch.zeros((), dtype=f32, device=dev)
     init = None
     y1 = None

@@ -21,8 +21,8 @@ host: on the H200's VM the same script ran GAE 4096x128 at 18-36 us depending on
 ``benchmarks/NOTES.md``), and the host drifted within a grid (twenty-first session: torch.add
 7.9 -> 12.8 us from start to end). So each cell's loop also times a bare launch, the two
 taking turns (**bare launch**): the loop less it is what rlscan adds on that host.
-Baselines, measured in the same run: ``compile`` = torch.compile of the vectorised log-depth
-doubling scan (rlscan's own torch path on the GPU), ``loop`` = an eager sequential loop over
+Baselines, measured in the same run: ``compile`` = torch.compile of rlscan's torch path on the GPU
+with its vectorised log-depth doubling scan (``_torch_path.doubling_scan``), ``loop`` = an eager sequential loop over
 time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png
 (device ÷ floor heatmap) under ``--out``.
 """
@@ -184,7 +184,7 @@ def _baseline(kind):
     if kind == "loop":
         return lambda pb, o0, o1: _torch_path.run(pb, o0, o1, scan_fn=_torch_path.sequential_scan)
     compiled = torch.compile(_torch_path.run, dynamic=False)
-    return lambda pb, o0, o1: compiled(pb, o0, o1)
+    return lambda pb, o0, o1: compiled(pb, o0, o1, scan_fn=_torch_path.doubling_scan)
 
 
 def _call_with_path(path, est, call):
