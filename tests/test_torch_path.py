@@ -115,3 +115,43 @@ def test_a_non_finite_row_leaves_the_other_rows_bit_for_bit_unchanged(reverse):
     together = scan(a, b, None, reverse)
     assert not torch.isfinite(together[0]).all()
     assert torch.equal(together[1:], alone)
+
+
+def estimator_calls(N, T):
+    """Calls that take every kind of tensor a Problem holds: per-step inputs, bool and float
+    flags, a per-step γ, per-row tensors."""
+    g = torch.Generator().manual_seed(5)
+
+    def normal(*shape):
+        return torch.randn(*shape, generator=g)
+
+    def flags(p):
+        return torch.rand(N, T, generator=g) < p
+
+    per_step_gamma = 0.9 + 0.1 * torch.rand(N, T, generator=g)
+    return [
+        ("gae", (normal(N, T), normal(N, T), flags(0.05), flags(0.03)),
+         dict(bootstrap_values=normal(N, T), gamma=per_step_gamma, lmbda=0.9)),
+        ("vtrace", (normal(N, T), normal(N, T), flags(0.05).float()),
+         dict(log_ratio=normal(N, T) * 0.3, last_value=normal(N), gamma=0.95)),
+        ("eligibility_traces", (normal(N, T), flags(0.05)),
+         dict(gamma=0.9, lmbda=0.8, seed=normal(N), done_prev=flags(0.5)[:, 0])),
+        ("linear_scan", (torch.rand(N, T, generator=g), normal(N, T)),
+         dict(init=normal(N), reverse=True)),
+    ]
+
+
+def test_rows_solved_in_blocks_give_the_whole_tensors_results_bit_for_bit(monkeypatch):
+    import rlscan
+    from rlscan import _torch_path
+    monkeypatch.setenv("RLSCAN_INTERPRET", "0")           # CPU tensors: the torch path
+    N, T = 37, 24
+    for name, args, kwargs in estimator_calls(N, T):
+        whole = getattr(rlscan, name)(*args, **kwargs)
+        monkeypatch.setattr(_torch_path, "_BLOCK_ELEMENTS", 5 * T)   # 8 blocks, the last of 2
+        blocked = getattr(rlscan, name)(*args, **kwargs)
+        monkeypatch.undo()
+        monkeypatch.setenv("RLSCAN_INTERPRET", "0")
+        for w, b in zip(whole if isinstance(whole, tuple) else (whole,),
+                        blocked if isinstance(blocked, tuple) else (blocked,)):
+            assert torch.equal(w, b), name
