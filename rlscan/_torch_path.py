@@ -73,7 +73,7 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
     chunk of every row is one contiguous vector; a local pass of ``chunk`` steps, a carry pass
     of K steps over the chunk summaries, one fix-up. ~2√T Python steps against the sequential
     loop's T, and each element is touched a constant number of times against the doubling
-    scan's log2(T) (dev box, 2 threads, GAE: 4096×128 and 16384×512 in benchmarks/NOTES.md).
+    scan's log2(T) (benchmarks/results/cpu_path.md; NOTES.md, thirty-fourth session).
 
     The passes first run without the reset masks (a = 0 discards a non-finite carry, where
     0·inf would be NaN). A row whose outputs are all finite had no inf or NaN anywhere in its
