@@ -1,8 +1,8 @@
 """Vectorised torch implementation of the same math, for CPU tensors.
 
-Builds (a, b) over whole [N, T] tensors in float32 with selection masking, then solves the
-recurrence with the chunked scan of ALGORITHMS.md §2.5 (local pass, carry pass, fix-up) and the
-combine of §2.1. Mirrors rlscan/kernels/scan.py line for line in intent, not in code.
+Builds (a, b) over [N, T] tensors (blocks of rows, ``_BLOCK_ELEMENTS``) in float32 with
+selection masking, then solves the recurrence with the chunked scan of ALGORITHMS.md §2.5
+(local pass, carry pass, fix-up) and the combine of §2.1. Mirrors rlscan/kernels/scan.py line for line in intent, not in code.
 """
 import math
 from typing import Optional

@@ -21,10 +21,10 @@ host: on the H200's VM the same script ran GAE 4096x128 at 18-36 us depending on
 ``benchmarks/NOTES.md``), and the host drifted within a grid (twenty-first session: torch.add
 7.9 -> 12.8 us from start to end). So each cell's loop also times a bare launch, the two
 taking turns (**bare launch**): the loop less it is what rlscan adds on that host.
-Baselines, measured in the same run: ``compile`` = torch.compile of rlscan's torch path on the GPU
-with its vectorised log-depth doubling scan (``_torch_path.doubling_scan``), ``loop`` = an eager sequential loop over
-time (skipped past 8192 steps). Writes bench.json, bench.md and bench.png
-(device ÷ floor heatmap) under ``--out``.
+Baselines, measured in the same run: ``compile`` = torch.compile of rlscan's torch path on
+the GPU with the vectorised log-depth doubling scan (``_torch_path.doubling_scan``), ``loop`` =
+an eager sequential loop over time (skipped past 8192 steps). Writes bench.json, bench.md and
+bench.png (device ÷ floor heatmap) under ``--out``.
 """
 import argparse
 import json
