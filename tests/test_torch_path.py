@@ -2,10 +2,14 @@
 padding and non-finite values included."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
+import rlscan
+from rlscan import _torch_path
 from rlscan._torch_path import doubling_scan, scan, sequential_scan
+from rlscan.tune import grid
 
 inf, nan = math.inf, math.nan
 
@@ -142,16 +146,31 @@ def estimator_calls(N, T):
 
 
 def test_rows_solved_in_blocks_give_the_whole_tensors_results_bit_for_bit(monkeypatch):
-    import rlscan
-    from rlscan import _torch_path
     monkeypatch.setenv("RLSCAN_INTERPRET", "0")           # CPU tensors: the torch path
     N, T = 37, 24
     for name, args, kwargs in estimator_calls(N, T):
         whole = getattr(rlscan, name)(*args, **kwargs)
-        monkeypatch.setattr(_torch_path, "_BLOCK_ELEMENTS", 5 * T)   # 8 blocks, the last of 2
-        blocked = getattr(rlscan, name)(*args, **kwargs)
-        monkeypatch.undo()
-        monkeypatch.setenv("RLSCAN_INTERPRET", "0")
+        with monkeypatch.context() as m:
+            m.setattr(_torch_path, "_BLOCK_ELEMENTS", 5 * T)   # 8 blocks, the last of 2 rows
+            blocked = getattr(rlscan, name)(*args, **kwargs)
         for w, b in zip(whole if isinstance(whole, tuple) else (whole,),
                         blocked if isinstance(blocked, tuple) else (blocked,)):
             assert torch.equal(w, b), name
+
+
+@pytest.mark.parametrize("layout", ["time_last", "time_major"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_every_estimator_in_row_blocks_matches_its_whole_tensor_call_and_the_reference(
+        monkeypatch, layout, dtype):
+    # rlscan-bench's inputs (bf16 with bool flags, time-major [T, N] buffers read in place)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "0")
+    N, T = 23, 40
+    for est in grid.ESTIMATORS:
+        call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+        whole = grid.time_last(grid.run(est, call), layout)
+        with monkeypatch.context() as m:
+            m.setattr(_torch_path, "_BLOCK_ELEMENTS", 3 * T)
+            blocked = grid.time_last(grid.run(est, call), layout)
+        for w, b, ref in zip(whole, blocked, grid.reference((est, N, T, dtype))):
+            assert torch.equal(w, b), est
+            np.testing.assert_allclose(w.numpy(), ref, rtol=2e-4, atol=2e-4, err_msg=est)
