@@ -127,25 +127,28 @@ def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: b
     reset = (A == 0) if masked else None
     # Both versions compute b + a·x with the same torch.addcmul (fused on CPUs with FMA, so not
     # b + a*x's two roundings), so that the masked rerun differs only where it must.
+    # (views made once: a view a step costs more than the step's arithmetic at small shapes)
+    As, Bs = A.unbind(0), B.unbind(0)
     for s in steps:                 # local pass: A[s], B[s] become the chunk's composition
         p = s + 1 if reverse else s - 1
         if masked:
-            B[s] = torch.where(reset[s], B[s], torch.addcmul(B[s], A[s], B[p]))
-            A[s] = torch.where(reset[s], 0.0, A[s] * A[p])
+            torch.where(reset[s], Bs[s], torch.addcmul(Bs[s], As[s], Bs[p]), out=Bs[s])
+            As[s].mul_(As[p]).masked_fill_(reset[s], 0.0)
         else:
-            B[s].addcmul_(A[s], B[p])
-            A[s].mul_(A[p])
+            Bs[s].addcmul_(As[s], Bs[p])
+            As[s].mul_(As[p])
     # carry pass: y[:, k] enters chunk k from its boundary side (x[e_k] backward, x[s_k - 1]
     # forward); the chunk's summary is its composition at the far end
     end = 0 if reverse else L - 1
-    sa, sb = A[end].t().contiguous(), B[end].t().contiguous()      # [K, N]
+    sa, sb = A[end].t().contiguous().unbind(0), B[end].t().contiguous().unbind(0)   # K of [N]
     y = torch.empty((K, N), dtype=f32, device=B.device)
-    y[K - 1 if reverse else 0] = y0
+    ys = y.unbind(0)
+    ys[K - 1 if reverse else 0].copy_(y0)
     for k in (range(K - 1, 0, -1) if reverse else range(K - 1)):
         nxt = k - 1 if reverse else k + 1
-        y[nxt] = torch.addcmul(sb[k], sa[k], y[k])
+        torch.addcmul(sb[k], sa[k], ys[k], out=ys[nxt])
         if masked:
-            y[nxt] = torch.where(sa[k] == 0, sb[k], y[nxt])
+            torch.where(sa[k] == 0, sb[k], ys[nxt], out=ys[nxt])
     y = y.t()[None]                                                  # [1, N, K]
     torch.addcmul(B, A, y, out=out)                                  # fix-up
     if masked:
