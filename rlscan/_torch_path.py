@@ -99,8 +99,9 @@ def _solve(a, b, y0, reverse: bool, L: int, masked: bool) -> torch.Tensor:
     N, T = b.shape
     K = -(-T // L)
     A, B = _chunked(a, L, K, 1.0), _chunked(b, L, K, 0.0)    # identity padding (§2.4)
+    _chunk_passes(A, B, y0, reverse, masked)
     x = torch.empty((N, K * L), dtype=f32, device=b.device)
-    _chunk_passes(A, B, y0, reverse, x.view(N, K, L).permute(2, 0, 1), masked)
+    x.view(N, K, L).copy_(B.permute(1, 2, 0))
     return x[:, :T]
 
 
@@ -119,9 +120,9 @@ def _chunked(x: torch.Tensor, L: int, K: int, pad: float) -> torch.Tensor:
 
 
 def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: bool,
-                  out: torch.Tensor, masked: bool) -> None:
-    """Solve on [L, N, K] (A, B hold a, b and are overwritten): local pass, carry pass, and
-    the fix-up, written to ``out``."""
+                  masked: bool) -> None:
+    """Solve in place on [L, N, K]: A, B hold a, b; B ends holding x (local pass, carry pass,
+    fix-up)."""
     L, N, K = B.shape
     steps = range(L - 2, -1, -1) if reverse else range(1, L)
     reset = (A == 0) if masked else None
@@ -150,9 +151,12 @@ def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: b
         if masked:
             torch.where(sa[k] == 0, sb[k], ys[nxt], out=ys[nxt])
     y = y.t()[None]                                                  # [1, N, K]
-    torch.addcmul(B, A, y, out=out)                                  # fix-up
+    # fix-up in place (contiguous; written through the caller's transposed view it took
+    # 2.9 ms a block of 2**20 elements against 1.5 for this and the copy after it)
     if masked:
-        torch.where(A == 0, B, out, out=out)
+        torch.where(A == 0, B, torch.addcmul(B, A, y), out=B)
+    else:
+        B.addcmul_(A, y)
 
 
 def _ratio(pb: P.Problem) -> torch.Tensor:
