@@ -50,7 +50,7 @@ def measure(estimators, shapes, reps):
                     continue
                 # a baseline runs on whole tensors, as before the chunked scan
                 _layout.PATH_OVERRIDE = None if fn is None else (
-                    lambda pb, o0, o1, fn=fn: _torch_path.run(pb, o0, o1, scan_fn=fn))
+                    lambda pb, o0, o1, fn=fn: _torch_path.solve(pb, o0, o1, scan_fn=fn))
                 try:
                     row[name] = best_ms(lambda: grid.run(est, call), reps)
                     outputs[name] = grid.run(est, call)

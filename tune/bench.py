@@ -182,8 +182,8 @@ def _baseline(kind):
     """A callable(problem, out0, out1) that solves the problem with a torch baseline."""
     from rlscan import _torch_path
     if kind == "loop":
-        return lambda pb, o0, o1: _torch_path.run(pb, o0, o1, scan_fn=_torch_path.sequential_scan)
-    compiled = torch.compile(_torch_path.run, dynamic=False)
+        return lambda pb, o0, o1: _torch_path.solve(pb, o0, o1, scan_fn=_torch_path.sequential_scan)
+    compiled = torch.compile(_torch_path.solve, dynamic=False)
     return lambda pb, o0, o1: compiled(pb, o0, o1, scan_fn=_torch_path.doubling_scan)
 
 
