@@ -24,9 +24,9 @@ class Target:
         self.backend = backend
         self.device = backends.activate(backend)
         self.is_rlscan = is_rlscan
-        # rlscan's own paths have known scan strategies; anything else gets the worst case
-        self.depth_model = depth_model or (
-            ("tree" if backend == "torch" else "chunked") if is_rlscan else "sequential")
+        # rlscan's own paths have known scan strategies (chunked scans, in the kernels and the
+        # CPU path alike); anything else gets the worst case
+        self.depth_model = depth_model or ("chunked" if is_rlscan else "sequential")
 
     @property
     def estimators(self):
@@ -71,7 +71,11 @@ class Target:
         return tolerance.depth("chunked", case.T, self._chunk(case))
 
     def _chunk(self, case: Case) -> int:
-        """BLOCK_T of the launch config the call uses (forced, tuned or heuristic)."""
+        """BLOCK_T of the launch config the call uses (forced, tuned or heuristic), or the CPU
+        path's chunk length."""
+        if self.is_rlscan and self.backend == "torch":
+            from rlscan._torch_path import chunk_length
+            return chunk_length(case.T)
         if case.config is not None and self.can_force_config:
             return case.config["BLOCK_T"]
         if self.is_rlscan:

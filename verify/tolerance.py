@@ -57,9 +57,10 @@ OVERFLOW_EXEMPT = 2.0 ** 100  # partial products beyond this may overflow float3
 def depth(model: str, T: int, chunk: int = 64) -> int:
     """Most combines any term of a length-T scan passes through, for a scan strategy:
 
-    * ``tree``: a Hillis–Steele scan (rlscan's CPU torch path): ceil(log2 T) levels, then the
-      boundary value is applied once;
-    * ``chunked``: rlscan's kernel: a scan inside each chunk of ``chunk`` steps, any association
+    * ``tree``: a Hillis–Steele scan (rlscan's CPU path traced by torch.compile):
+      ceil(log2 T) levels, then the boundary value is applied once;
+    * ``chunked``: rlscan's kernel and its CPU path (chunks of ~√T steps there, a sequential
+      local pass and carry pass): a scan inside each chunk of ``chunk`` steps, any association
       (the interpreter scans a chunk sequentially; a GPU mixes per-thread sequential runs with
       shuffle trees), then one carry per chunk crossed — and, for the multi-program strategy,
       at most one more per span summary in the carry pass, plus the span's own carry;
