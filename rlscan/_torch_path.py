@@ -45,7 +45,8 @@ def doubling_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor]
     """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0).
 
     A log-depth Hillis-Steele scan over whole tensors: log2(T) passes, each of T elements a row.
-    rlscan-bench compiles it as the "vectorised scan" baseline; ``scan`` is faster in eager mode."""
+    What a CPU call traced by torch.compile runs (``run``), and rlscan-bench's compiled
+    "vectorised scan" baseline; ``scan`` is faster in eager mode."""
     if reverse:
         a, b = a.flip(1), b.flip(1)
     A, B = a.clone(), b.clone()
