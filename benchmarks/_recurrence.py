@@ -1,7 +1,7 @@
 """Shared by the standalone scan probes (reverse_scan_probe.py, persistent_lookback_probe.py,
-tma_walk_probe.py, time_major_probe.py): the float64 backward recurrence x[t] = b[t] + a[t]·x[t+1], the error line
-of ``--check``, the timing of a cell over DRAM-resident input sets, and the command line
-(``--check`` anywhere, timing on a GPU)."""
+tma_walk_probe.py, time_major_probe.py): the float64 backward recurrence
+x[t] = b[t] + a[t]·x[t+1], the error line of ``--check``, the timing of a cell over
+DRAM-resident input sets, and the command line (``--check`` anywhere, timing on a GPU)."""
 import argparse
 import sys
 
