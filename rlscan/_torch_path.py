@@ -67,8 +67,9 @@ def doubling_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor]
 
 
 def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse: bool,
-         chunk: Optional[int] = None) -> torch.Tensor:
+         chunk: Optional[int] = None, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """x[t] = b[t] + a[t]·x[t∓1] for [N, T] float32 a, b; init [N] is x[-1] or x[T] (default 0).
+    ``out``: a float32 [N, T] tensor (any strides) to write x into.
 
     The chunked scan of ALGORITHMS.md §2.5 with torch ops: rows cut into K chunks of ``chunk``
     steps (default the power of two nearest √T), laid out [chunk, N, K] so that one step of every
@@ -86,7 +87,7 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
     N, T = b.shape
     L = chunk_length(T) if chunk is None else max(1, min(chunk, T))
     y0 = torch.zeros(N, dtype=f32, device=b.device) if init is None else init.to(f32)
-    x = _solve(a, b, y0, reverse, L, masked=False)
+    x = _solve(a, b, y0, reverse, L, masked=False, out=out)
     # a row's sum is finite only if every term is (one that overflows merely costs a rerun)
     redo = (~torch.isfinite(x.sum(dim=1))).nonzero().squeeze(1)
     if len(redo):
@@ -100,15 +101,18 @@ def chunk_length(T: int) -> int:
     return max(1, min(1 << max(0, round(math.log2(max(T, 1)) / 2)), T))
 
 
-def _solve(a, b, y0, reverse: bool, L: int, masked: bool) -> torch.Tensor:
-    """[N, T] a, b and [N] y0 -> x [N, T], in chunks of L steps."""
+def _solve(a, b, y0, reverse: bool, L: int, masked: bool, out=None) -> torch.Tensor:
+    """[N, T] a, b and [N] y0 -> x [N, T] (in ``out`` if given), in chunks of L steps."""
     N, T = b.shape
     K = -(-T // L)
     A, B = _chunked(a, L, K, 1.0), _chunked(b, L, K, 0.0)    # identity padding (§2.4)
     _chunk_passes(A, B, y0, reverse, masked)
-    x = torch.empty((N, K * L), dtype=f32, device=b.device)
-    x.view(N, K, L).copy_(B.permute(1, 2, 0))
-    return x[:, :T]
+    x = torch.empty((N, T), dtype=f32, device=b.device) if out is None else out
+    full = T // L
+    x[:, :full * L].unflatten(1, (full, L)).copy_(B[:, :, :full].permute(1, 2, 0))
+    if full < K:
+        x[:, full * L:].copy_(B[:T - full * L, :, full].t())
+    return x
 
 
 def _chunked(x: torch.Tensor, L: int, K: int, pad: float) -> torch.Tensor:
@@ -165,36 +169,6 @@ def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: b
         B.addcmul_(A, y)
 
 
-def _ratio(pb: P.Problem) -> torch.Tensor:
-    if pb.ratio == P.RATIO_LOG:
-        return torch.exp(_f(pb.x1))
-    if pb.ratio == P.RATIO_LOGP_PAIR:
-        return torch.exp(_f(pb.x1) - _f(pb.x2))
-    return _f(pb.x1) / _f(pb.x2)
-
-
-def _clip(ratio: torch.Tensor, thr: float) -> torch.Tensor:
-    # min(thr, ratio) that lets NaN through (torch.clamp propagates NaN)
-    return torch.clamp(ratio, max=thr)
-
-
-def _vnext(pb: P.Problem, trunc, last) -> torch.Tensor:
-    r = pb.p0
-    zeros = torch.zeros(r.shape, dtype=f32, device=r.device)
-    if pb.vnext == P.VN_NONE:
-        return zeros
-    if pb.vnext == P.VN_DENSE:
-        return _f(pb.nv)
-    v_succ = _shift_next(_f(pb.p1)) if pb.p1 is not None else zeros
-    if pb.vnext == P.VN_BOOT_STEPS:
-        boot_v = _f(pb.nv)
-    elif pb.vnext == P.VN_BOOT_LAST:
-        boot_v = torch.where(last, _f(pb.row0)[:, None], zeros)
-    else:
-        boot_v = zeros
-    return torch.where(trunc | last, boot_v, v_succ)
-
-
 def sequential_scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor],
                     reverse: bool) -> torch.Tensor:
     """The same recurrence as ``scan``, one Python step per time step (the training-script
@@ -233,74 +207,134 @@ def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None
         solve(block, out0[i:i + n], None if out1 is None else out1[i:i + n])
 
 
+
+# Building the coefficients: each elementwise op is a pass over [N, T] (~0.5 ms a block of 2**20
+# float32 elements on the dev box, bandwidth-bound), so the code below makes as few as it can:
+# temporaries it owns are updated in place, a per-step V(s'_t) is masked once by selection and
+# then used without further `where`, and the scan writes into the output itself.
+
 def solve(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor], scan_fn=None) -> None:
     """``run`` on whole tensors; ``scan_fn`` replaces ``scan`` (the benchmark baselines:
     ``doubling_scan`` compiled, ``sequential_scan``)."""
-    scan_fn = scan_fn or scan
-    N = pb.N
     dev = pb.p0.device
     # scalar γ, λ as 0-d float32 tensors: they broadcast, rounded to float32 as the kernels do
     g = _f(pb.g) if pb.g is not None else torch.tensor(pb.gamma, dtype=f32, device=dev)
     lam = _f(pb.lam) if pb.lam is not None else torch.tensor(pb.lmbda, dtype=f32, device=dev)
-    zero = torch.zeros((), dtype=f32, device=dev)
-    init = None
-    y1 = None
+    x = out0 if out0.dtype == f32 else torch.empty(out0.shape, dtype=f32, device=dev)
     if pb.est == P.LINEAR:
-        a, b = _f(pb.p0), _f(pb.p1)
-        init = pb.row0
+        _scan_into(scan_fn, x, _f(pb.p0), _f(pb.p1), pb.row0, pb.reverse)
     elif pb.reverse:
-        r = _f(pb.p0)
-        term, trunc = _flag(pb.term, r), _flag(pb.trunc, r)
-        last = torch.zeros_like(term)
-        last[:, -1] = True
-        cut = term | trunc | last
-        boot = cut & ~term
-        vn = _vnext(pb, trunc, last)
-        if pb.est == P.DISC:
-            a = torch.where(cut, zero, g)
-            b = r + torch.where(boot, g * vn, zero)
-        elif pb.est == P.GAE:
-            v = _f(pb.p1)
-            a = torch.where(cut, zero, g * lam)
-            b = r + torch.where(term, zero, g * vn) - v
-        elif pb.est == P.LAMBDA:
-            a = torch.where(cut, zero, g * lam)
-            b = torch.where(term, r, torch.where(boot, r + g * vn, r + g * (1.0 - lam) * vn))
-        elif pb.est == P.VTRACE:
-            v = _f(pb.p1)
-            ratio = _ratio(pb)
-            a = torch.where(cut, zero, g * lam * _clip(ratio, pb.c_bar))
-            b = _clip(ratio, pb.rho_bar) * (r + torch.where(term, zero, g * vn) - v)
-        else:  # RETRACE: c of the next step
-            q = _f(pb.p1)
-            # a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
-            a = torch.where(cut, zero, g * lam * _shift_next(_clip(_ratio(pb), pb.c_bar)))
-            b = r + torch.where(term, zero, g * vn) - q
+        y1 = _backward(pb, g, lam, x, out1, scan_fn)
+        if y1 is not None and y1 is not out1:
+            out1.copy_(y1)
     else:
         b = _f(pb.p0)
         flag = _flag(pb.term, b)
         if pb.starts_at:
             reset = flag
         else:
-            first = pb.row1 != 0 if pb.row1 is not None else torch.zeros(N, dtype=torch.bool, device=dev)
+            first = (pb.row1 != 0 if pb.row1 is not None
+                     else torch.zeros(pb.N, dtype=torch.bool, device=dev))
             reset = _shift_prev(flag, first)
-        step = g * lam if pb.est == P.TRACE else torch.ones_like(b)
-        a = torch.where(reset, zero, step)
-        init = pb.row0
+        step = g * lam if pb.est == P.TRACE else torch.ones((), dtype=f32, device=dev)
+        a = torch.where(reset, torch.zeros((), dtype=f32, device=dev), step)
+        _scan_into(scan_fn, x, a, b, pb.row0, False)
+    if x is not out0:
+        out0.copy_(x)
 
-    x = scan_fn(a, b, init, pb.reverse)
-    if pb.est == P.GAE:
-        y0, y1 = x, x + v
-    elif pb.est == P.VTRACE:
-        vs = v + x
-        vs_next = _shift_next(vs)   # read only where not cut, so the fill never matters
-        w = lam * vs_next + (1.0 - lam) * vn if pb.pg_mix else vs_next
-        w = torch.where(term, zero, torch.where(boot, vn, w))
-        y0, y1 = vs, _clip(ratio, pb.pg_rho_bar) * (r + g * w - v)
-    elif pb.est == P.RETRACE:
-        y0 = q + x
+
+def _scan_into(scan_fn, x, a, b, init, reverse) -> None:
+    if scan_fn is None:
+        scan(a, b, init, reverse, out=x)
     else:
-        y0 = x
-    out0.copy_(y0)
-    if out1 is not None:
-        out1.copy_(y1)
+        x.copy_(scan_fn(a, b, init, reverse))
+
+
+def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]:
+    """The backward estimators (§3.1-3.5): x receives the first output (float32 [N, T]); returns
+    the second one (GAE's returns, V-trace's policy-gradient advantages) in out1 or float32."""
+    r = _f(pb.p0)
+    term = _flag(pb.term, r)
+    # cut: the carry does not cross t (terminated, truncated, or the window's last step T-1)
+    cut = term.clone() if pb.trunc is None else term | _flag(pb.trunc, r)
+    cut[:, -1] = True
+    zero = torch.zeros((), dtype=f32, device=r.device)
+    vn = _next_values(pb, term, cut, only_cut=pb.est == P.DISC)
+    if pb.est == P.DISC:
+        a = torch.where(cut, zero, g)
+        b = r.clone() if vn is None else torch.addcmul(r, g, vn)
+        _scan_into(scan_fn, x, a, b, None, True)
+        return None
+    if pb.est == P.LAMBDA:
+        # bootstrap in full where cut, (1-λ) of it where the λ-return carries on
+        a = torch.where(cut, zero, g * lam)
+        b = torch.addcmul(r, torch.where(cut, g, g * (1.0 - lam)), vn)
+        _scan_into(scan_fn, x, a, b, None, True)
+        return None
+    v = _f(pb.p1)                                   # values, or q_taken for Retrace
+    b = torch.addcmul(r, g, vn).sub_(v)             # δ, with γ·V(s'_t) = 0 where terminated
+    if pb.est == P.GAE:
+        a = torch.where(cut, zero, g * lam)
+        _scan_into(scan_fn, x, a, b, None, True)
+        return torch.add(x, v, out=out1 if out1.dtype == f32 else None)
+    ratio = _ratio(pb)
+    c = _clip(ratio, pb.c_bar)
+    if pb.est == P.RETRACE:                         # c of the next step (§3.5)
+        a = torch.where(cut, zero, _shift_next(c).mul_(g * lam))
+        _scan_into(scan_fn, x, a, b, None, True)
+        x.add_(v)
+        return None
+    # V-trace (§3.4): a = γλ·min(c̄, ρ), b = min(ρ̄, ρ)·δ; vs = v + x
+    a = torch.where(cut, zero, c.mul_(g * lam))
+    b.mul_(_clip(ratio, pb.rho_bar))
+    _scan_into(scan_fn, x, a, b, None, True)
+    x.add_(v)
+    # policy-gradient target: V(s'_t) where cut (0 if terminated), else vs[t+1] (mixed with
+    # V(s'_t) by λ under pg_mix)
+    w = _shift_next(x)                              # its last column is cut: never read
+    if pb.pg_mix:
+        w = torch.mul(w, lam).add_(torch.mul(vn, 1.0 - lam))
+    torch.where(cut, vn, w, out=w)
+    return torch.addcmul(r, g, w).sub_(v).mul_(_clip(ratio, pb.pg_rho_bar))
+
+
+def _next_values(pb: P.Problem, term: torch.Tensor, cut: torch.Tensor,
+                 only_cut: bool) -> Optional[torch.Tensor]:
+    """V(s'_t) as a new float32 [N, T] tensor, 0 where t is terminated (ALGORITHMS.md §1.3):
+    next_values[t] (dense); else values[t+1] inside an episode, and at truncations and T-1
+    bootstrap_values[t], last_value (T-1 only) or 0. ``only_cut``: 0 also where the carry goes on
+    (discounted returns read it only where they bootstrap). None: 0 everywhere. Selected, never
+    multiplied by a mask: the slots it drops may hold inf or NaN."""
+    if pb.vnext == P.VN_NONE or (only_cut and pb.vnext == P.VN_BOOT_ZERO):
+        return None
+    zero = torch.zeros((), dtype=f32, device=term.device)
+    if pb.vnext == P.VN_DENSE:
+        return torch.where(term | ~cut if only_cut else term, zero, _f(pb.nv))
+    if only_cut or pb.p1 is None:
+        vn = torch.zeros((pb.N, pb.T), dtype=f32, device=term.device)
+    else:
+        vn = torch.empty((pb.N, pb.T), dtype=f32, device=term.device)
+        vn[:, :-1] = pb.p1[:, 1:]
+    if pb.vnext == P.VN_BOOT_STEPS:
+        vn[:, -1] = pb.nv[:, -1]
+        if pb.trunc is not None:
+            torch.where(_flag(pb.trunc, term), pb.nv, vn, out=vn)
+    else:
+        vn[:, -1] = pb.row0 if pb.vnext == P.VN_BOOT_LAST else 0.0
+        if pb.trunc is not None:             # bootstrap 0 at an interior truncation
+            vn[:, :-1].masked_fill_(_flag(pb.trunc[:, :-1], term), 0.0)
+    return vn.masked_fill_(term, 0.0)
+
+
+def _ratio(pb: P.Problem) -> torch.Tensor:
+    """The importance ratio as a new float32 tensor."""
+    if pb.ratio == P.RATIO_LOG:
+        return torch.exp(_f(pb.x1))
+    if pb.ratio == P.RATIO_LOGP_PAIR:
+        return torch.sub(_f(pb.x1), _f(pb.x2)).exp_()
+    return torch.div(_f(pb.x1), _f(pb.x2))
+
+
+def _clip(ratio: torch.Tensor, thr: float) -> torch.Tensor:
+    # min(thr, ratio) as a new tensor, NaN kept (torch.clamp propagates NaN)
+    return torch.clamp(ratio, max=thr)
