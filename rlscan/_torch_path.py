@@ -284,9 +284,11 @@ def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]
         _scan_into(scan_fn, x, a, b, None, True)
         x.add_(v)
         return None
-    # V-trace (§3.4): a = γλ·min(c̄, ρ), b = min(ρ̄, ρ)·δ; vs = v + x
-    a = torch.where(cut, zero, c.mul_(g * lam))
-    b.mul_(_clip(ratio, pb.rho_bar))
+    # V-trace (§3.4): a = γλ·min(c̄, ρ), b = min(ρ̄, ρ)·δ; vs = v + x (the thresholds are
+    # often equal: one clipped ratio serves them all then)
+    rho = c if pb.rho_bar == pb.c_bar else _clip(ratio, pb.rho_bar)
+    a = torch.where(cut, zero, c * (g * lam))
+    b.mul_(rho)
     _scan_into(scan_fn, x, a, b, None, True)
     x.add_(v)
     # policy-gradient target: V(s'_t) where cut (0 if terminated), else vs[t+1] (mixed with
@@ -295,7 +297,9 @@ def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]
     if pb.pg_mix:
         w = torch.mul(w, lam).add_(torch.mul(vn, 1.0 - lam))
     torch.where(cut, vn, w, out=w)
-    return torch.addcmul(r, g, w).sub_(v).mul_(_clip(ratio, pb.pg_rho_bar))
+    pg = rho if pb.pg_rho_bar == pb.rho_bar else _clip(ratio, pb.pg_rho_bar)
+    y1 = torch.addcmul(r, g, w, out=out1 if out1.dtype == f32 else None)
+    return y1.sub_(v).mul_(pg)
 
 
 def _next_values(pb: P.Problem, term: torch.Tensor, cut: torch.Tensor,
