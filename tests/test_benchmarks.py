@@ -184,3 +184,31 @@ def test_device_us_holds_every_captured_calls_outputs_through_the_replays(cuda_g
     else:
         assert alive and all(n <= 1 for n in alive)   # at most the last one, still named
     assert all(r() is None for r in made)     # none outlives the measurement
+
+
+def test_cpu_path_benchmark_times_an_earlier_revision_beside_the_shipped_path(tmp_path,
+                                                                               monkeypatch):
+    """benchmarks/cpu_path.py --against REV loads rlscan/_torch_path.py as it was at REV (here
+    the checkout's HEAD), checks its outputs against the shipped path's, and adds its column."""
+    import importlib.util
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    monkeypatch.setenv("RLSCAN_INTERPRET", "0")           # the torch path, not the interpreter
+    spec = importlib.util.spec_from_file_location("cpu_path", root / "benchmarks" / "cpu_path.py")
+    cpu_path = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cpu_path)
+    cpu_path.main(["--estimators", "gae,episodic_cumsum", "--shapes", "4x64", "--reps", "1",
+                   "--against", "HEAD", "--out", str(tmp_path)])
+    rows = json.loads((tmp_path / "cpu_path.json").read_text())["rows"]
+    assert [r["estimator"] for r in rows] == ["gae", "episodic_cumsum"]
+    assert all(r["at HEAD"] > 0 and r["shipped"] > 0 for r in rows)
+    text = (tmp_path / "cpu_path.md").read_text()
+    assert "| at HEAD | at HEAD ÷ shipped |" in text
+    assert text.count("| 4×64 |") == 2
+    import sys
+    from rlscan import _torch_path
+    loaded = sys.modules["rlscan._torch_path_at_HEAD"]       # a module of its own, from git
+    assert loaded is not _torch_path and loaded.run is not _torch_path.run
