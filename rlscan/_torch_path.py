@@ -207,7 +207,6 @@ def run(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> None
         solve(block, out0[i:i + n], None if out1 is None else out1[i:i + n])
 
 
-
 # Building the coefficients: each elementwise op is a pass over [N, T] (~0.5 ms a block of 2**20
 # float32 elements on the dev box, bandwidth-bound), so the code below makes as few as it can:
 # temporaries it owns are updated in place, a per-step V(s'_t) is masked once by selection and
@@ -262,7 +261,7 @@ def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]
     vn = _next_values(pb, term, cut, only_cut=pb.est == P.DISC)
     if pb.est == P.DISC:
         a = torch.where(cut, zero, g)
-        b = r.clone() if vn is None else torch.addcmul(r, g, vn)
+        b = r if vn is None else torch.addcmul(r, g, vn)     # the scan only reads b
         _scan_into(scan_fn, x, a, b, None, True)
         return None
     if pb.est == P.LAMBDA:
@@ -279,7 +278,8 @@ def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]
         return torch.add(x, v, out=out1 if out1.dtype == f32 else None)
     ratio = _ratio(pb)
     c = _clip(ratio, pb.c_bar)
-    if pb.est == P.RETRACE:                         # c of the next step (§3.5)
+    if pb.est == P.RETRACE:
+        # c of the next step (§3.5); a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
         a = torch.where(cut, zero, _shift_next(c).mul_(g * lam))
         _scan_into(scan_fn, x, a, b, None, True)
         x.add_(v)
