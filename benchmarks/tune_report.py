@@ -13,6 +13,7 @@ import sys
 from collections import Counter, defaultdict
 
 from rlscan.kernels import configs
+from rlscan.tune.prune import PRUNED
 
 
 def geomean(xs):
@@ -36,14 +37,19 @@ def _walk_text(w: dict) -> str:
 def report(db, seconds=None) -> str:
     rows = list(rows_of(db))
     dev, sw = db["device"], db["software"]
-    runs = sum(len(e["timings"]) for _, e in rows)
     failed = Counter(name for _, e in rows for name, t in e["timings"].items()
-                     if isinstance(t, str))
+                     if isinstance(t, str) and not t.startswith(PRUNED))
+    pruned = sum(isinstance(t, str) and t.startswith(PRUNED)
+                 for _, e in rows for t in e["timings"].values())
+    runs = sum(len(e["timings"]) for _, e in rows) - pruned
     out = [f"# rlscan-tune on the {dev['name']}: the shipped tuning DB", ""]
     took = f", **{seconds:.0f} s**" if seconds else ""
     out.append(f"{len(rows)} buckets, {runs} candidate runs{took}; torch {sw['torch']}, triton "
                f"{sw['triton']}. Times are CUDA-graph replays with L2-rotated inputs (µs); floor "
                f"= bytes / {dev['copy_gbps'] / 1000:.2f} TB/s copy bandwidth.")
+    if pruned:
+        out.append(f"{pruned} of the runs were skipped by `rlscan-tune --prune` (an earlier "
+                   f"tune found them far slower than their bucket's winner).")
     if failed:
         out.append("Candidates that failed to compile (not measured): " + ", ".join(
             f"{k} in {v} buckets" for k, v in sorted(failed.items())) + ".")

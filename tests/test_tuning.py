@@ -1897,3 +1897,113 @@ def test_graph_timer_holds_every_captured_calls_outputs_until_its_graph_is_gone(
     assert captured == 20
     assert alive and all(n == 20 for n in alive)
     assert all(r() is None for r in made)
+
+
+# --------------------------------------------------------------------------- --prune
+def test_prune_skips_only_candidates_an_earlier_tune_found_far_slower_than_its_winner():
+    """tune.prune.prune: a candidate is skipped where the earlier entry of its bucket holds it
+    at more than the factor times that entry's winner, or carries such a ratio from a tune
+    before ("pruned: 2.50x"); one the entry failed, rejected or never timed is timed, and so is
+    the heuristic however slow it was; a bucket without an earlier entry times everything."""
+    from rlscan.tune import prune
+    cands = [cfg(bn) for bn in (1, 2, 4, 8, 16, 32)]
+    lab = [C.label(c) for c in cands]
+    key = ("gae", "float32", "time_last", 6, 7)
+    earlier = {key: (10.0, {lab[0]: 10.0, lab[1]: 12.9, lab[2]: 13.1, lab[3]: "pruned: 2.50x",
+                            lab[4]: "failed: OutOfResources: shared memory", lab[5]: 40.0})}
+    kept, skipped = prune.prune(cands, key, earlier, 1.3, keep_label=lab[5])
+    assert [C.label(c) for c in kept] == [lab[0], lab[1], lab[4], lab[5]]
+    assert skipped == pytest.approx({lab[2]: 1.31, lab[3]: 2.5})
+    kept, skipped = prune.prune(cands, key, earlier, 4.0, keep_label=lab[0])
+    assert len(kept) == 6 and skipped == {}
+    other = ("gae", "float32", "time_last", 6, 8)
+    assert prune.prune(cands, other, earlier, 1.0, keep_label=lab[0]) == (cands, {})
+
+
+def test_prune_reads_every_section_of_the_earlier_db_whatever_its_source_hash():
+    """After a kernel edit the DB's sections carry the old source hash: their timings are what
+    --prune reads. Entries it cannot read (no winner time, no timings, bad buckets) are left
+    out, so their buckets time everything."""
+    from rlscan.tune import prune
+    good = dict(entry(64, 512, cfg()), median_us=3.0, timings={"a": 3.0, "b": 9.0})
+    no_time = dict(entry(64, 1024, cfg()), timings={"a": 3.0})
+    no_time.pop("median_us")
+    bad_bucket = dict(entry(64, 512, cfg()), median_us=3.0, timings={}, rows=[3, 5])
+    no_timings = entry(4096, 128, cfg())
+    document = doc({"gae": [good, no_time, bad_bucket, no_timings]}, source_hash="0" * 16)
+    got = prune.earlier_timings(document)
+    assert got == {("gae", "float32", "time_last", 6, 9): (3.0, {"a": 3.0, "b": 9.0})}
+    assert prune.earlier_timings(None) == {}
+
+
+def test_sweep_with_prune_neither_compiles_nor_times_what_it_skips_and_says_so_in_the_db(
+        tmp_path, monkeypatch):
+    """sweep.run(prune_with=...): skipped candidates reach neither the compile workers nor the
+    timer; the written entry lists them as "pruned: Rx" beside the timed ones, --reselect
+    ignores them, and a second pruned tune of the bucket carries their ratio forward."""
+    from rlscan.tune import prune
+    monkeypatch.setenv("RLSCAN_INTERPRET", "0")
+    cell = grid.cells([(8, 40)], ["gae"], ["float32"], ["time_last"])[0]
+    cands = sweep.with_heuristic(C.candidates("gae", 8, 40, "time_last", "float32"), cell)
+    heuristic = C.label(cands[0])
+    slow = {C.label(c) for c in cands[1::2]}               # every other one, never the heuristic
+    earlier_entry = dict(entry(8, 40, cands[0]), median_us=10.0,
+                         timings={C.label(c): 30.0 if C.label(c) in slow else 11.0
+                                  for c in cands})
+    earlier = prune.earlier_timings(doc({"gae": [earlier_entry]}, source_hash="0" * 16))
+    timed, compiled = [], []
+
+    class CountingWorkers(Workers):
+        def submit_compiles(self, c, configs):
+            compiled.extend(C.label(x) for x in configs)
+            return super().submit_compiles(c, configs)
+
+    def timer(call, n_sets, config, cutoff_us=None):
+        timed.append(C.label(config))
+        return 10.0 + config["BLOCK_T"] / config["BLOCK_N"]
+
+    with CountingWorkers(0, "cpu") as w:
+        r, = sweep.run([cell], "cpu", timer, w, prune_with=prune.for_cells(earlier, 1.5))
+    assert slow and not slow & set(timed) and not slow & set(compiled)
+    assert heuristic in timed and set(timed) == {C.label(c) for c in cands} - slow
+    assert r.pruned == pytest.approx(dict.fromkeys(slow, 3.0))
+    e = sweep.entry(r)
+    assert {k for k, v in e["timings"].items() if v == "pruned: 3.00x"} == slow
+    assert e["config"] == r.winner.config
+    import copy
+    plain = dict(copy.deepcopy(e), timings={k: v for k, v in e["timings"].items()
+                                            if k not in slow})
+    document = doc({"gae": [copy.deepcopy(e)]})
+    assert db.reselect(document) == db.reselect(doc({"gae": [plain]}))   # pruned: ignored
+    again = prune.for_cells(prune.earlier_timings(doc({"gae": [e]})), 2.0)
+    kept, skipped = again(cell, cands)
+    assert {lab: skipped[lab] for lab in slow} == pytest.approx(dict.fromkeys(slow, 3.0))
+    for lab in set(skipped) - slow:                       # timed this time, > 2x its winner
+        assert e["timings"][lab] > 2.0 * e["median_us"]
+
+
+def test_rlscan_tune_prune_factor_must_be_a_number_of_at_least_one():
+    from rlscan.tune import cli
+    for bad in ("0.9", "x", "inf", "nan"):
+        with pytest.raises(SystemExit):
+            cli.parser().parse_args(["--prune", bad])
+    assert cli.parser().parse_args(["--prune", "1.3"]).prune == 1.3
+
+
+def test_prune_reads_the_db_it_merges_into_else_the_shipped_one(tmp_path, monkeypatch):
+    """--prune's earlier timings: the file in --out (what the tune merges into); where there is
+    none, or it cannot be read, the GPU's shipped file (a first tune into the user overlay)."""
+    from rlscan.tune import prune
+    shipped, out = tmp_path / "shipped", tmp_path / "out"
+    monkeypatch.setattr(tuning, "shipped_dir", lambda: shipped)
+    e = dict(entry(64, 512, cfg()), median_us=3.0, timings={"a": 3.0})
+    assert prune.earlier_doc(out, SLUG) == (None, None)
+    write(shipped / f"{SLUG}.json", doc({"gae": [e]}))
+    got, path = prune.earlier_doc(out, SLUG)
+    assert path == shipped / f"{SLUG}.json" and got["kernels"]["gae"]["entries"] == [e]
+    (out / f"{SLUG}.json").parent.mkdir(parents=True)
+    (out / f"{SLUG}.json").write_text("{not json")
+    assert prune.earlier_doc(out, SLUG)[1] == shipped / f"{SLUG}.json"
+    write(out / f"{SLUG}.json", doc({"vtrace": [e]}))
+    got, path = prune.earlier_doc(out, SLUG)
+    assert path == out / f"{SLUG}.json" and list(got["kernels"]) == ["vtrace"]

@@ -7,6 +7,8 @@ tuning DB.
     rlscan-tune --out tuning_db          # write the shipped DB of this GPU model
     rlscan-tune --reselect tuning_db/nvidia-h200.json   # re-pick winners after a candidate
                                          # rule changed, from the stored timings (no GPU)
+    rlscan-tune --out tuning_db --prune 1.3   # after a kernel edit: time only what came within
+                                         # 1.3x of each bucket's earlier winner (tune/prune.py)
 
 Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory that
 ``import rlscan`` reads, see rlscan/tuning.py), merging with what is there.
@@ -37,6 +39,16 @@ def _list(choices):
     return parse
 
 
+def _factor(text: str) -> float:
+    try:
+        f = float(text)
+    except ValueError:
+        f = float("nan")
+    if not f >= 1.0 or f == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number >= 1, e.g. 1.3")
+    return f
+
+
 def _shapes(text: str):
     try:
         return grid.parse_shapes(text)
@@ -65,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-candidates", type=int, default=None,
                    help="measure at most this many candidates per bucket, spread evenly over "
                         "its space (default: all; --quick: 6)")
+    p.add_argument("--prune", type=_factor, default=None, metavar="F",
+                   help="skip candidates the DB being merged into (else the shipped one) holds "
+                        "at more than F times their bucket's winner, whatever kernel they were "
+                        "timed on: 1.3 timed 25-48%% of the runs of the recent retunes in git "
+                        "history, and skipped the new winner in 0-2 buckets of each but one "
+                        "(9 of 512), the best timed then <= 14%% slower (tune/prune.py)")
     p.add_argument("--no-table", action="store_true", help="skip the closing table")
     p.add_argument("--reselect", type=Path, default=None, metavar="DB_FILE",
                    help="measure nothing: re-pick each entry of DB_FILE among the configs that "
@@ -94,7 +112,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.reselect is not None:
         return _reselect(args.reselect)
     import torch
-    from . import db, sweep, timing
+    from . import db, prune, sweep, timing
     from .workers import Workers
 
     if not torch.cuda.is_available():
@@ -112,6 +130,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"rlscan-tune: {e}", file=sys.stderr)
         return 2
 
+    prune_with = None
+    if args.prune is not None:
+        doc, source = prune.earlier_doc(out, slug)
+        earlier = prune.earlier_timings(doc)
+        prune_with = prune.for_cells(earlier, args.prune)
+        print(f"rlscan-tune: --prune {args.prune}: against {len(earlier)} earlier entries"
+              + (f" of {source}" if source else " (no earlier DB: timing everything)"),
+              file=sys.stderr)
     shapes = args.shapes or (grid.QUICK_SHAPES if args.quick else grid.STANDARD_SHAPES)
     cells = grid.cells(shapes, args.estimators, args.dtypes, args.layouts)
     n_workers = max(0, (os.cpu_count() or 2) - 2) if args.workers is None else args.workers
@@ -130,7 +156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             sweep.run(cells, device, timing.GraphTimer(device), workers, l2_bytes=l2,
                       bandwidth=bandwidth, progress=sweep.Progress(len(cells), sys.stderr),
                       max_candidates=args.max_candidates or (6 if args.quick else None),
-                      results=results)
+                      results=results, prune_with=prune_with)
         except (KeyboardInterrupt, sweep.SweepAborted) as e:
             interrupted = True
             why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"stopped: {e}"
@@ -154,6 +180,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     n_cand = sum(len(r.measured) for r in results)
     print(f"rlscan-tune: {len(results) - len(failed)}/{len(results)} buckets tuned "
           f"({n_cand} candidate runs) in {elapsed:.0f} s; wrote {path}", file=sys.stderr)
+    if prune_with is not None:
+        n_pruned = sum(len(r.pruned or {}) for r in results)
+        print(f"rlscan-tune: --prune skipped {n_pruned} of {n_pruned + n_cand} candidate runs",
+              file=sys.stderr)
     if compiles:
         print(f"rlscan-tune: {len(compiles)} kernels compiled ahead by workers, "
               f"{sum(compiles) / len(compiles):.2f} s each on average", file=sys.stderr)

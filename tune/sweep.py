@@ -15,7 +15,7 @@ from rlscan.kernels import configs as C
 from rlscan.kernels.launch import force_config
 from rlscan.tuning import heuristic
 
-from . import grid
+from . import grid, prune
 from .timing import n_input_sets
 
 # The tuner's gate against broken configs (wrong masking, chunk edges, partial blocks): an
@@ -59,6 +59,7 @@ class CellResult(NamedTuple):
     bounded_walk: Tuple[Measured, ...] = ()
     walk_reach: Tuple[WalkReach, ...] = ()      # one per bounded_walk config (where measured)
     seconds: Optional[Dict[str, float]] = None  # the cell's wall time by PHASES (run, tune_cell)
+    pruned: Optional[Dict[str, float]] = None   # label -> ratio to an earlier winner (--prune)
 
 
 # Where a cell's wall time goes (``CellResult.seconds``, summed by ``time_report``): waiting for
@@ -215,8 +216,9 @@ def entry(r: CellResult) -> Optional[dict]:
         "heuristic_us": None if r.heuristic is None or r.heuristic.us is None
         else round(r.heuristic.us, 3),
         "candidates": len(r.measured),
-        "timings": {m.label: round(m.us, 3) if m.us is not None else m.status
-                    for m in r.measured},
+        "timings": {**{m.label: round(m.us, 3) if m.us is not None else m.status
+                       for m in r.measured},
+                    **{lab: prune.pruned_text(ratio) for lab, ratio in (r.pruned or {}).items()}},
         **({"bounded_walk": [{"config": dict(m.config), "median_us": round(m.us, 3),
                               **_reach_fields(r.walk_reach[i] if i < len(r.walk_reach) else None)}
                              for i, m in enumerate(r.bounded_walk)]} if r.bounded_walk else {}),
@@ -346,15 +348,23 @@ def thin(cands: List[dict], keep: int) -> List[dict]:
 def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_bytes: int = 0,
         bandwidth: Optional[float] = None, progress: Optional[Progress] = None,
         max_candidates: Optional[int] = None, lookahead: int = 24,
-        results: Optional[List[CellResult]] = None) -> List[CellResult]:
+        results: Optional[List[CellResult]] = None,
+        prune_with: Optional[Callable] = None) -> List[CellResult]:
     """Tune every cell in order. ``workers`` (tune.workers.Workers) computes references and
     compiles ahead of the timing loop, ``lookahead`` cells in advance. Finished cells are
-    appended to ``results`` as they finish, so an interrupted sweep keeps them."""
+    appended to ``results`` as they finish, so an interrupted sweep keeps them.
+    ``prune_with``: ``(cell, candidates) -> (to time, {label: ratio} skipped)``
+    (tune.prune.for_cells); skipped candidates are neither compiled nor timed."""
+    skipped: Dict[grid.Cell, Dict[str, float]] = {}
+
     def space(cell):
         cands = C.candidates(cell.estimator, cell.N, cell.T, cell.layout, cell.dtype)
         if max_candidates is not None:
             cands = thin(cands, max_candidates)
-        return with_heuristic(cands, cell)
+        cands = with_heuristic(cands, cell)
+        if prune_with is not None:
+            cands, skipped[cell] = prune_with(cell, cands)
+        return cands
 
     spaces = {}
     submitted = 0
@@ -383,7 +393,7 @@ def run(cells: Sequence[grid.Cell], device, timer: Callable, workers, *, l2_byte
                             range(1, n_input_sets(nbytes, l2_bytes) if l2_bytes else 1))
         floor = nbytes / bandwidth * 1e6 if bandwidth else None
         r = tune_cell(cell, sets, refs, cands, timer, floor)
-        r = r._replace(seconds={**waits, **r.seconds})
+        r = r._replace(seconds={**waits, **r.seconds}, pruned=skipped.pop(cell, None))
         del sets
         if torch.device(device).type == "cuda":
             # hand the cell's graph pools and input sets back to the driver: without it the
