@@ -6,6 +6,7 @@ and with a Python loop over time.
     python benchmarks/cpu_path.py --estimators gae --shapes 4096x128 --threads 2
 
     python benchmarks/cpu_path.py --against e05034c                # + that revision's CPU path
+    python benchmarks/cpu_path.py --layouts time_last,time_major   # [T, N] buffers too
 
 Inputs are rlscan-bench's (tune/grid.py: fp32, time-last, episode ends at 2%). Each figure is
 the best of ``--reps`` calls after one warm-up, the variants taking turns call by call (the
@@ -16,6 +17,7 @@ calls, its own blocks and scan). Writes benchmarks/results/cpu_path.json and .md
 """
 import argparse
 import importlib.util
+import itertools
 import json
 import subprocess
 import sys
@@ -59,38 +61,38 @@ def variants(against=None) -> dict:
     return out
 
 
-def measure(estimators, shapes, reps, against=None):
+def measure(estimators, shapes, reps, against=None, layouts=("time_last",)):
     paths = variants(against)
     rows = []
-    for N, T in shapes:
-        for est in estimators:
-            call = grid.draw(grid.Cell(est, N, T, "float32", "time_last"))
-            names = [n for n in paths if not (n == "loop" and T > MAX_LOOP_STEPS)]
+    for (N, T), layout, est in itertools.product(shapes, layouts, estimators):
+        call = grid.place(grid.draw(grid.Cell(est, N, T, "float32", "time_last")), layout,
+                          "cpu")
+        names = [n for n in paths if not (n == "loop" and T > MAX_LOOP_STEPS)]
 
-            def run(name):
-                _layout.PATH_OVERRIDE = paths[name]
-                try:
-                    t0 = time.perf_counter()
-                    out = grid.run(est, call)
-                    return time.perf_counter() - t0, out
-                finally:
-                    _layout.PATH_OVERRIDE = None
+        def run(name):
+            _layout.PATH_OVERRIDE = paths[name]
+            try:
+                t0 = time.perf_counter()
+                out = grid.run(est, call)
+                return time.perf_counter() - t0, out
+            finally:
+                _layout.PATH_OVERRIDE = None
 
-            outputs = {name: run(name)[1] for name in names}          # warm-up
-            best = dict.fromkeys(names, float("inf"))
-            for _ in range(reps):
-                for name in names:
-                    best[name] = min(best[name], run(name)[0])
-            # they must agree, or the timing compares different work
-            for name, out in outputs.items():
-                for o, ref in zip(out, outputs["shipped"]):
-                    torch.testing.assert_close(o, ref, rtol=1e-4, atol=1e-4, equal_nan=True)
-            row = {"estimator": est, "N": N, "T": T}
-            row.update({name: (best[name] * 1e3 if name in best else None) for name in paths})
-            rows.append(row)
-            print(f"{est:20s} {N:>6}x{T:<8} " + "  ".join(
-                f"{name} {'—' if row[name] is None else f'{row[name]:.1f}'}" for name in paths),
-                flush=True)
+        outputs = {name: run(name)[1] for name in names}          # warm-up
+        best = dict.fromkeys(names, float("inf"))
+        for _ in range(reps):
+            for name in names:
+                best[name] = min(best[name], run(name)[0])
+        # they must agree, or the timing compares different work
+        for name, out in outputs.items():
+            for o, ref in zip(out, outputs["shipped"]):
+                torch.testing.assert_close(o, ref, rtol=1e-4, atol=1e-4, equal_nan=True)
+        row = {"estimator": est, "N": N, "T": T, "layout": layout}
+        row.update({name: (best[name] * 1e3 if name in best else None) for name in paths})
+        rows.append(row)
+        print(f"{est:20s} {N:>6}x{T:<8} {layout:10s} " + "  ".join(
+            f"{name} {'—' if row[name] is None else f'{row[name]:.1f}'}" for name in paths),
+            flush=True)
     return rows
 
 
@@ -117,7 +119,7 @@ def write(rows, meta, out: Path):
     lines = [f"# rlscan on CPU tensors ({meta['date']})", "",
              f"`python benchmarks/cpu_path.py` on {meta['machine']}, torch {meta['torch']}, "
              f"{meta['threads']} threads. Whole eager calls (validation, coefficients, scan, "
-             "outputs), fp32, time-last, best of "
+             "outputs), fp32, best of "
              f"{meta['reps']}; ms. *shipped*: the chunked scan (ALGORITHMS.md §2.5), rows in "
              "blocks of 2**20 elements; *doubling*: whole tensors and the log-depth scan that "
              "the chunked one replaced; *loop*: whole tensors and a Python loop over time "
@@ -125,10 +127,12 @@ def write(rows, meta, out: Path):
              f"{MAX_LOOP_STEPS} steps). The variants take turns call by call.",
              *([f"*at {meta['against']}*: the CPU path at that git revision, timed in turns "
                 "with the others."] if meta.get("against") else []), "",
-             "| estimator | shape | shipped | doubling | loop | doubling ÷ shipped |" + extra[0],
-             "|---|---|---:|---:|---:|---:|" + extra[1]]
+             "| estimator | shape | layout | shipped | doubling | loop | doubling ÷ shipped |"
+             + extra[0],
+             "|---|---|---|---:|---:|---:|---:|" + extra[1]]
     for r in rows:
-        line = (f"| {r['estimator']} | {r['N']}×{r['T']} | {ms(r['shipped'])} | "
+        line = (f"| {r['estimator']} | {r['N']}×{r['T']} | {r.get('layout', 'time_last')} | "
+                f"{ms(r['shipped'])} | "
                 f"{ms(r['doubling'])} | {ms(r['loop'])} | {r['doubling'] / r['shipped']:.2f} |")
         if then:
             line += f" {ms(r[then])} | {r[then] / r['shipped']:.2f} |"
@@ -142,13 +146,15 @@ def main(argv=None):
     p.add_argument("--shapes", default=SHAPES)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    p.add_argument("--layouts", default="time_last",
+                   help="comma list of time_last ([N, T] buffers) and time_major ([T, N])")
     p.add_argument("--against", metavar="REV", help="also time the CPU path at this git revision")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     rows = measure(args.estimators.split(","), grid.parse_shapes(args.shapes), args.reps,
-                   args.against)
+                   args.against, args.layouts.split(","))
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": cpu_name(),
             "torch": torch.__version__, "rlscan": rlscan.__version__,
             "threads": torch.get_num_threads(), "reps": args.reps, "against": args.against}

@@ -92,7 +92,9 @@ tune-bench)
   # TUNE_ARGS: a part of the grid (e.g. "--dtypes float32"), merged into the tree's DB (a kernel
   # whose source changed loses its old entries: tune.db.merge). A full retune took 553 s for 400
   # of 512 buckets in the twenty-seventh session (every timed call's outputs held, r64 look-back
-  # candidates): it no longer fits one call; tune in two parts, committing the first's DB
+  # candidates): it no longer fits one call; tune in two parts, committing the first's DB.
+  # After a kernel edit, TUNE_ARGS="--prune 1.3" times only what came within 1.3x of each
+  # bucket's earlier winner in the tree's DB (tune/prune.py; a quarter to a half of the runs)
   if [ -n "${TUNE_ARGS:-}" ]; then
     mkdir -p $OUT/tdb && cp /tmp/site/rlscan/tuning_db/nvidia-h200.json $OUT/tdb/
   fi

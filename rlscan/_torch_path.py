@@ -21,18 +21,28 @@ def _f(x: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
 
 def _flag(x: Optional[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
     if x is None:
-        return torch.zeros(like.shape, dtype=torch.bool, device=like.device)
+        return torch.zeros_like(like, dtype=torch.bool)
     return x if x.dtype == torch.bool else x != 0
 
 
+# New [N, T] tensors are made like their inputs (empty_like), not by torch.cat or torch.empty:
+# time-major inputs stay time-major in memory, and elementwise ops between tensors of one
+# layout run at streaming speed.
+
 def _shift_next(x: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
     """y[:, t] = x[:, t+1], with ``fill`` at t = T-1."""
-    return torch.cat([x[:, 1:], torch.full_like(x[:, :1], fill)], dim=1)
+    y = torch.empty_like(x)
+    y[:, :-1] = x[:, 1:]
+    y[:, -1] = fill
+    return y
 
 
 def _shift_prev(x: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     """y[:, t] = x[:, t-1], with ``first`` ([N]) at t = 0."""
-    return torch.cat([first[:, None].to(x.dtype), x[:, :-1]], dim=1)
+    y = torch.empty_like(x)
+    y[:, 1:] = x[:, :-1]
+    y[:, 0] = first
+    return y
 
 
 def _apply(a: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -72,11 +82,13 @@ def scan(a: torch.Tensor, b: torch.Tensor, init: Optional[torch.Tensor], reverse
     ``out``: a float32 [N, T] tensor (any strides) to write x into.
 
     The chunked scan of ALGORITHMS.md §2.5 with torch ops: rows cut into K chunks of ``chunk``
-    steps (default the power of two nearest √T), laid out [chunk, N, K] so that one step of every
-    chunk of every row is one contiguous vector; a local pass of ``chunk`` steps, a carry pass
-    of K steps over the chunk summaries, one fix-up. ~2√T Python steps against the sequential
-    loop's T, and each element is touched a constant number of times against the doubling
-    scan's log2(T) (benchmarks/results/cpu_path.md; NOTES.md, thirty-fourth session).
+    steps (default the power of two nearest √T), laid out [chunk, N, K] (or [chunk, K, N] when
+    b is time-major in memory, so that copying in and out keeps a row's neighbours together)
+    so that one step of every chunk of every row is one contiguous vector; a local pass of
+    ``chunk`` steps, a carry pass of K steps over the chunk summaries, one fix-up. ~2√T Python
+    steps against the sequential loop's T, and each element is touched a constant number of
+    times against the doubling scan's log2(T) (benchmarks/results/cpu_path.md; NOTES.md,
+    thirty-fourth and thirty-fifth sessions).
 
     The passes first run without the reset masks (a = 0 discards a non-finite carry, where
     0·inf would be NaN). A row whose outputs are all finite had no inf or NaN anywhere in its
@@ -105,21 +117,32 @@ def _solve(a, b, y0, reverse: bool, L: int, masked: bool, out=None) -> torch.Ten
     """[N, T] a, b and [N] y0 -> x [N, T] (in ``out`` if given), in chunks of L steps."""
     N, T = b.shape
     K = -(-T // L)
-    A, B = _chunked(a, L, K, 1.0), _chunked(b, L, K, 0.0)    # identity padding (§2.4)
-    _chunk_passes(A, B, y0, reverse, masked)
-    x = torch.empty((N, T), dtype=f32, device=b.device) if out is None else out
-    full = T // L
-    x[:, :full * L].unflatten(1, (full, L)).copy_(B[:, :, :full].permute(1, 2, 0))
+    # rows innermost where b is time-major in memory ([T, N] buffers seen as [N, T]): copying
+    # in and out then moves runs of neighbouring rows, where [L, N, K] would gather single
+    # elements (dev box, GAE 16384x512 time-major 115 -> ? ms)
+    rows_inner = N > 1 and b.stride(0) == 1 and b.stride(1) != 1
+    A = _chunked(a, L, K, 1.0, rows_inner)                        # identity padding (§2.4)
+    B = _chunked(b, L, K, 0.0, rows_inner)
+    _chunk_passes(A, B, y0, reverse, masked, rows_inner)
+    x = torch.empty_like(b) if out is None else out
+    rows, full = _as_rows(B, rows_inner), T // L
+    x[:, :full * L].unflatten(1, (full, L)).copy_(rows[:, :full])
     if full < K:
-        x[:, full * L:].copy_(B[:T - full * L, :, full].t())
+        x[:, full * L:].copy_(rows[:, full, :T - full * L])
     return x
 
 
-def _chunked(x: torch.Tensor, L: int, K: int, pad: float) -> torch.Tensor:
-    """[N, T] -> [L, N, K]: step s of chunk k of row n at [s, n, k], the tail padded."""
+def _as_rows(C: torch.Tensor, rows_inner: bool) -> torch.Tensor:
+    """The [N, K, L] view of a chunk buffer laid out [L, N, K] (or [L, K, N] if rows_inner)."""
+    return C.permute(2, 1, 0) if rows_inner else C.permute(1, 2, 0)
+
+
+def _chunked(x: torch.Tensor, L: int, K: int, pad: float, rows_inner: bool) -> torch.Tensor:
+    """[N, T] -> [L, N, K] (or [L, K, N]): step s of chunk k of row n at [s, n, k] (or [s, k, n]),
+    the tail padded."""
     N, T = x.shape
-    out = torch.empty((L, N, K), dtype=f32, device=x.device)
-    rows = out.permute(1, 2, 0)                   # [N, K, L], a view of ``out``
+    out = torch.empty((L, K, N) if rows_inner else (L, N, K), dtype=f32, device=x.device)
+    rows = _as_rows(out, rows_inner)
     full = T // L
     rows[:, :full].copy_(x[:, :full * L].reshape(N, full, L))
     if full < K:
@@ -130,10 +153,10 @@ def _chunked(x: torch.Tensor, L: int, K: int, pad: float) -> torch.Tensor:
 
 
 def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: bool,
-                  masked: bool) -> None:
-    """Solve in place on [L, N, K]: A, B hold a, b; B ends holding x (local pass, carry pass,
-    fix-up)."""
-    L, N, K = B.shape
+                  masked: bool, rows_inner: bool) -> None:
+    """Solve in place on [L, N, K] (or [L, K, N]): A, B hold a, b; B ends holding x (local pass,
+    carry pass, fix-up)."""
+    L, K, N = B.shape if rows_inner else (B.shape[0], B.shape[2], B.shape[1])
     steps = range(L - 2, -1, -1) if reverse else range(1, L)
     reset = (A == 0) if masked else None
     # Both versions compute b + a·x with the same torch.addcmul (fused on CPUs with FMA, so not
@@ -151,7 +174,10 @@ def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: b
     # carry pass: y[:, k] enters chunk k from its boundary side (x[e_k] backward, x[s_k - 1]
     # forward); the chunk's summary is its composition at the far end
     end = 0 if reverse else L - 1
-    sa, sb = A[end].t().contiguous().unbind(0), B[end].t().contiguous().unbind(0)   # K of [N]
+    if rows_inner:                  # K of [N], read before the fix-up writes B
+        sa, sb = A[end].unbind(0), B[end].unbind(0)
+    else:
+        sa, sb = A[end].t().contiguous().unbind(0), B[end].t().contiguous().unbind(0)
     y = torch.empty((K, N), dtype=f32, device=B.device)
     ys = y.unbind(0)
     ys[K - 1 if reverse else 0].copy_(y0)
@@ -160,7 +186,7 @@ def _chunk_passes(A: torch.Tensor, B: torch.Tensor, y0: torch.Tensor, reverse: b
         torch.addcmul(sb[k], sa[k], ys[k], out=ys[nxt])
         if masked:
             torch.where(sa[k] == 0, sb[k], ys[nxt], out=ys[nxt])
-    y = y.t()[None]                                                  # [1, N, K]
+    y = y[None] if rows_inner else y.t()[None]                      # [1, K, N] or [1, N, K]
     # fix-up in place (contiguous; written through the caller's transposed view it took
     # 2.9 ms a block of 2**20 elements against 1.5 for this and the copy after it)
     if masked:
@@ -219,7 +245,7 @@ def solve(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor], scan_
     # scalar γ, λ as 0-d float32 tensors: they broadcast, rounded to float32 as the kernels do
     g = _f(pb.g) if pb.g is not None else torch.tensor(pb.gamma, dtype=f32, device=dev)
     lam = _f(pb.lam) if pb.lam is not None else torch.tensor(pb.lmbda, dtype=f32, device=dev)
-    x = out0 if out0.dtype == f32 else torch.empty(out0.shape, dtype=f32, device=dev)
+    x = out0 if out0.dtype == f32 else torch.empty_like(out0, dtype=f32)
     if pb.est == P.LINEAR:
         _scan_into(scan_fn, x, _f(pb.p0), _f(pb.p1), pb.row0, pb.reverse)
     elif pb.reverse:
@@ -315,9 +341,9 @@ def _next_values(pb: P.Problem, term: torch.Tensor, cut: torch.Tensor,
     if pb.vnext == P.VN_DENSE:
         return torch.where(term | ~cut if only_cut else term, zero, _f(pb.nv))
     if only_cut or pb.p1 is None:
-        vn = torch.zeros((pb.N, pb.T), dtype=f32, device=term.device)
+        vn = torch.zeros_like(pb.p0, dtype=f32)
     else:
-        vn = torch.empty((pb.N, pb.T), dtype=f32, device=term.device)
+        vn = torch.empty_like(pb.p0, dtype=f32)
         vn[:, :-1] = pb.p1[:, 1:]
     if pb.vnext == P.VN_BOOT_STEPS:
         vn[:, -1] = pb.nv[:, -1]
