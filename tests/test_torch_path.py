@@ -35,6 +35,11 @@ def coefficients(N, T, seed):
     return a, torch.randn(N, T, generator=g)
 
 
+def time_major(x):
+    """The same [N, T] values held time-major in memory (a [T, N] buffer seen as [N, T])."""
+    return x.t().contiguous().t()
+
+
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward"])
 @pytest.mark.parametrize("chunk", [None, 1, 2, 3, 7, 16, 1000])
 @pytest.mark.parametrize("N,T", [(1, 1), (3, 2), (2, 17), (4, 64), (2, 300)])
@@ -45,6 +50,10 @@ def test_chunked_scan_equals_the_float64_loop_at_every_chunk_length(N, T, chunk,
         assert got.shape == (N, T) and got.dtype == torch.float32
         torch.testing.assert_close(got.double(), step_by_step(a, b, init, reverse),
                                    rtol=1e-5, atol=1e-5)
+        # time-major memory takes chunks laid out [L, K, N]: the same bits, into any output
+        out = time_major(torch.full((N, T), nan))
+        tm = scan(time_major(a), time_major(b), init, reverse, chunk, out=out)
+        assert tm is out and torch.equal(tm, got)
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["forward", "backward"])
@@ -77,6 +86,8 @@ def test_reset_discards_inf_and_nan_carried_into_it_within_and_across_chunks(chu
         b[n, at(bad)], a[n, at(reset)] = value, 0.0
     got = scan(a, b, None, reverse, chunk)
     same_non_finite_pattern_and_values(got, step_by_step(a, b, None, reverse))
+    torch.testing.assert_close(scan(time_major(a), time_major(b), None, reverse, chunk), got,
+                               rtol=0, atol=0, equal_nan=True)
     for n, bad, _, reset in planted:
         assert not torch.isfinite(got[n, at(bad)])
         assert got[n, at(reset)] == b[n, at(reset)]  # the reset step is b itself, exactly
