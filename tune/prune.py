@@ -7,7 +7,8 @@ session), most of a session's device time. Most of those runs are configs that l
 margin and lose again. Replayed over the retunes of ``tuning_db/nvidia-h200.json`` in git
 history (``benchmarks/prune_history.py``, its output in
 ``benchmarks/results/prune_history.txt``), F = 1.3 from 46973fd on (18 retunes, 8 of them of
-all 512 buckets) would have timed 25-48% of each retune's runs; the new winner would have been
+all 512 buckets) would have timed 25-48% of each retune's runs (but 1ca29e9's, 40 entries of
+one timing each, merged from a log); the new winner would have been
 skipped in no bucket in 13 of them, 1-2 buckets in 4, and 9 of 512 in d874f2c (the folded
 look-back), the best timed candidate then at most 1.14x slower (bf16 time-major discounted
 returns, 131072 rows). The kernel's early rewrites changed the rankings more (3ad8570: 17
