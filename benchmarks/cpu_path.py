@@ -8,9 +8,10 @@ and with a Python loop over time.
     python benchmarks/cpu_path.py --against e05034c                # + that revision's CPU path
     python benchmarks/cpu_path.py --layouts time_last,time_major   # [T, N] buffers too
 
-Inputs are rlscan-bench's (tune/grid.py: fp32, time-last, episode ends at 2%). Each figure is
-the best of ``--reps`` calls after one warm-up, the variants taking turns call by call (the
-dev box's speed drifts by up to ±50% within minutes); the loop is skipped past 8192 steps.
+Inputs are rlscan-bench's (tune/grid.py: fp32, episode ends at 2%; [T, N] buffers placed as
+the tuner places them). Each figure is the best of ``--reps`` calls after one warm-up, the
+variants taking turns call by call (the dev box's speed drifts by up to ±50% within minutes);
+the loop is skipped past 8192 steps.
 ``--against REV``: also time ``rlscan/_torch_path.py`` as it was at git revision REV (whole
 calls, its own blocks and scan). Writes benchmarks/results/cpu_path.json and .md unless
 ``--out`` says elsewhere.
@@ -19,9 +20,9 @@ import argparse
 import importlib.util
 import itertools
 import json
+import platform
 import subprocess
 import sys
-import platform
 import time
 from pathlib import Path
 
@@ -54,7 +55,8 @@ def variants(against=None) -> dict:
     """name -> the path override (``_layout.PATH_OVERRIDE``): None for the shipped path; the
     baselines run on whole tensors, as before the chunked scan."""
     out = {"shipped": None}
-    for name, fn in (("doubling", _torch_path.doubling_scan), ("loop", _torch_path.sequential_scan)):
+    for name, fn in (("doubling", _torch_path.doubling_scan),
+                     ("loop", _torch_path.sequential_scan)):
         out[name] = lambda pb, o0, o1, fn=fn: _torch_path.solve(pb, o0, o1, scan_fn=fn)
     if against:
         out[f"at {against}"] = path_at(against).run

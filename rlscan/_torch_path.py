@@ -307,7 +307,7 @@ def _backward(pb: P.Problem, g, lam, x, out1, scan_fn) -> Optional[torch.Tensor]
     ratio = _ratio(pb)
     c = _clip(ratio, pb.c_bar)
     if pb.est == P.RETRACE:
-        # c of the next step (§3.5); a per-step λ[t] belongs to the transition t -> t+1, like γ[t]
+        # c of the next step (§3.5); a per-step λ[t] belongs to the step t -> t+1, like γ[t]
         a = torch.where(cut, zero, _shift_next(c).mul_(g * lam))
         _scan_into(scan_fn, x, a, b, None, True)
         x.add_(v)
