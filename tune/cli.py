@@ -1,7 +1,7 @@
 """``rlscan-tune``: measure every candidate config on this GPU and write the winners to its
 tuning DB.
 
-    rlscan-tune                          # the standard grid, every estimator, ~6-9 min on an H200
+    rlscan-tune                          # the standard grid, every estimator: ~16 min on an H200
     rlscan-tune --quick --estimators gae # a smoke test
     rlscan-tune --shapes 2048x256,16x100000 --estimators gae,vtrace
     rlscan-tune --out tuning_db          # write the shipped DB of this GPU model
