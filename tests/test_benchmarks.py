@@ -192,7 +192,10 @@ def test_cpu_path_benchmark_times_an_earlier_revision_beside_the_shipped_path(tm
     the checkout's HEAD), checks its outputs against the shipped path's, and adds its column."""
     import importlib.util
     import subprocess
+    import sys
     from pathlib import Path
+
+    from rlscan import _torch_path
     root = Path(__file__).resolve().parent.parent
     if subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True).returncode:
         pytest.skip("not a git checkout")
@@ -208,7 +211,5 @@ def test_cpu_path_benchmark_times_an_earlier_revision_beside_the_shipped_path(tm
     text = (tmp_path / "cpu_path.md").read_text()
     assert "| at HEAD | at HEAD ÷ shipped |" in text
     assert text.count("| 4×64 |") == 2
-    import sys
-    from rlscan import _torch_path
     loaded = sys.modules["rlscan._torch_path_at_HEAD"]       # a module of its own, from git
     assert loaded is not _torch_path and loaded.run is not _torch_path.run
