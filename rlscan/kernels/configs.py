@@ -120,10 +120,16 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # them (probes/..._thirtythird_session_lane_rows_more.txt): 32x16/w1/c8 discounted returns
 # 1024x8192 49.2 vs 53.5, 4096x2048 53.3 vs 54.3 (GAE, V-trace: 83-121 vs 71-97); 64x8/w2/c8,
 # 32x4/w1/c16, 128x8/w4 and 64x16/w2 walks never ahead by more than 1%.
+# Thirty-sixth session, time_major_probe.py (results/probes/2026-12-05_thirtysixth_session_
+# tm_probe.txt): the probe's walk of 32-step chunks, 32x32/w1, ran the bare recurrence 16384x512
+# in 34.8 us and 16384x128 in 10.9 against the tuned 32x16/w1 walk's 42.7 and 12.4; hence the
+# 32-step walk and spans of 32-step chunks.
 _LANE_ROWS_WALKS = (("row_block", 32, 4, 1, None), ("row_block", 32, 8, 1, None),
-                    ("row_block", 32, 16, 1, None), ("row_block", 64, 8, 2, None))
+                    ("row_block", 32, 16, 1, None), ("row_block", 32, 32, 1, None),
+                    ("row_block", 64, 8, 2, None))
 _LANE_ROWS_SPANNED = (("chunked", 32, 8, 1, 8), ("chunked", 32, 16, 1, 4),
-                      ("chunked", 32, 16, 1, 8))
+                      ("chunked", 32, 16, 1, 8), ("chunked", 32, 32, 1, 2),
+                      ("chunked", 32, 32, 1, 4))
 _LANE_ROWS_MIN_ROWS = 8192
 # Tiles measured only with the two-level backward scan: one warp a row, 8-32 steps a thread.
 # With triton's reverse scan a wide row wants 4-8 warps (1x512/w4), whose lanes it moves twice.
