@@ -13,6 +13,9 @@ skipped in no bucket in 13 of them, 1-2 buckets in 4, and 9 of 512 in d874f2c (t
 look-back), the best timed candidate then at most 1.14x slower (bf16 time-major discounted
 returns, 131072 rows). The kernel's early rewrites changed the rankings more (3ad8570: 17
 buckets, up to 1.24x): after an edit that changes which tiles can be fast, time everything.
+On the H200 (thirty-sixth session, ``benchmarks/results/probes/2026-12-05_thirtysixth_session_
+prune_vs_full.txt``): GAE fp32 at three shapes, both layouts, unpruned 109 runs in 38 s, pruned
+35 runs in 8 s, the same winner in all 6 buckets. The float64 references are not pruned.
 
 The earlier timings come from the DB file the tune merges into (else the GPU's shipped one),
 whatever kernel source they were measured on: after an edit they are stale, but their ranking
