@@ -123,7 +123,10 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # Thirty-sixth session, time_major_probe.py (results/probes/2026-12-05_thirtysixth_session_
 # tm_probe.txt): the probe's walk of 32-step chunks, 32x32/w1, ran the bare recurrence 16384x512
 # in 34.8 us and 16384x128 in 10.9 against the tuned 32x16/w1 walk's 42.7 and 12.4; hence the
-# 32-step walk and spans of 32-step chunks.
+# 32-step walk and spans of 32-step chunks. Retuned (probes/..._thirtysixth_session_time_major_
+# retune.log): 32x32/w1 walks won 14 of the 256 time-major buckets, the estimators of one or two
+# inputs a step (linear_scan 16384x512 46.2 -> 33.9 us, discounted returns 41.0 -> 36.7);
+# GAE, lambda-returns, V-trace and Retrace kept their tiles; no 32-step span won.
 _LANE_ROWS_WALKS = (("row_block", 32, 4, 1, None), ("row_block", 32, 8, 1, None),
                     ("row_block", 32, 16, 1, None), ("row_block", 32, 32, 1, None),
                     ("row_block", 64, 8, 2, None))
