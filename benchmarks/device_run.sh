@@ -57,6 +57,8 @@
 #   bash benchmarks/device_run.sh tm-probe     # time_major_probe.py: persistent look-back spans of
 #                                              # one row a lane against the tuned linear_scan,
 #                                              # whose DB now has lane-row tiles (~3 min)
+#   bash benchmarks/device_run.sh ab         # any configs forced beside the tuned one: AB_ESTS,
+#                                              # AB_SHAPES, AB_CONFIGS, AB_LAYOUT, AB_DTYPE
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
 #                                              # back and with idle gaps (~60 s)
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
@@ -468,6 +470,23 @@ lane-rows-ab)
     (cd $R/tests && timeout 200 python3 -m pytest test_estimators.py -m gpu -q -p no:cacheprovider \
       -o addopts="" -k "descending_lanes or ascending_lanes_in_time_major" 2>&1 | tail -3)
   fi ;;
+ab)
+  # a forced A/B of any configs beside the tuned one (compare_configs.py): AB_ESTS, AB_SHAPES,
+  # AB_CONFIGS, AB_LAYOUT (time_last), AB_DTYPE (float32), AB_ROUNDS (2), AB_S (a cap per
+  # estimator, 120 s); then, with AB_BF16_TM=1, the bf16 time-major grid of bench-more (b4)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for est in ${AB_ESTS:-discounted_returns gae vtrace}; do
+    timeout ${AB_S:-120} python3 $R/benchmarks/compare_configs.py --rounds ${AB_ROUNDS:-2} \
+      --layout ${AB_LAYOUT:-time_last} --dtype ${AB_DTYPE:-float32} --estimator $est \
+      --shapes ${AB_SHAPES:-8x262144,1x1048576,32x32768,8x65536} --configs ${AB_CONFIGS:-tuned} \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/ab.txt
+  done
+  if [ -n "${AB_BF16_TM:-}" ]; then
+    export PYTHONPATH=/tmp/site
+    timeout 90 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace --dtypes bfloat16 \
+      --layouts time_major --baselines "" --out $OUT/b4 2>&1 | grep -v "Warn\|_warn" | tail -2
+    rm -f $OUT/b4/bench.png
+  fi ;;
 tm-probe)
   # the bare recurrence in persistent look-back programs of one-row-a-lane spans (probe) against
   # the tuned linear_scan time-major call (since the thirty-third session often a lane-row walk
@@ -530,7 +549,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
