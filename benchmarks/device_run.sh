@@ -57,7 +57,7 @@
 #   bash benchmarks/device_run.sh tm-probe     # time_major_probe.py: persistent look-back spans of
 #                                              # one row a lane against the tuned linear_scan,
 #                                              # whose DB now has lane-row tiles (~3 min)
-#   bash benchmarks/device_run.sh ab         # any configs forced beside the tuned one: AB_ESTS,
+#   bash benchmarks/device_run.sh ab           # any configs forced beside the tuned one: AB_ESTS,
 #                                              # AB_SHAPES, AB_CONFIGS, AB_LAYOUT, AB_DTYPE
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
 #                                              # back and with idle gaps (~60 s)
