@@ -82,8 +82,12 @@ rm -rf /tmp/site   # pip --target does not replace an existing package on a warm
 python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/site . >/dev/null 2>&1; rm -rf build
 # DB=path: a tuning DB to use instead of the tree's (a warm machine keeps the last retune's
 # in /tmp/tdb_last.json: DB=/tmp/tdb_last.json right after tune-bench)
-if [ -n "${DB:-}" ] && [ -f "$DB" ]; then cp "$DB" /tmp/site/rlscan/tuning_db/nvidia-h200.json; fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+# the DB file of the GPU in hand (nvidia-h200, nvidia-h100-80gb-hbm3, ...)
+SLUG=$(python3 -c "import torch; from rlscan import tuning; print(tuning.gpu_slug(torch.cuda.get_device_name()))")
+echo "device: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader) -> $SLUG.json"
+TDB=/tmp/site/rlscan/tuning_db/$SLUG.json
+if [ -n "${DB:-}" ] && [ -f "$DB" ]; then cp "$DB" $TDB; fi
 cd /tmp
 T0=$(date +%s)
 case "${1:-verify}" in
@@ -97,8 +101,10 @@ tune-bench)
   # candidates): it no longer fits one call; tune in two parts, committing the first's DB.
   # After a kernel edit, TUNE_ARGS="--prune 1.3" times only what came within 1.3x of each
   # bucket's earlier winner in the tree's DB (tune/prune.py; a quarter to a half of the runs)
+  # A first tune of another GPU (no DB of its own yet), pruned by the H200's rankings:
+  # TUNE_ARGS="--dtypes float32 --prune 1.3 --prune-from /tmp/site/rlscan/tuning_db/nvidia-h200.json"
   if [ -n "${TUNE_ARGS:-}" ]; then
-    mkdir -p $OUT/tdb && cp /tmp/site/rlscan/tuning_db/nvidia-h200.json $OUT/tdb/
+    mkdir -p $OUT/tdb && if [ -f $TDB ]; then cp $TDB $OUT/tdb/; fi
   fi
   timeout -s INT ${TUNE_S:-490} python3 -m rlscan.tune.cli --out $OUT/tdb ${TUNE_ARGS:-} > $OUT/tune.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune.log | tail -3
@@ -107,8 +113,8 @@ tune-bench)
       > $OUT/tune2.log 2>&1
     grep -v "Warn\|_warn" $OUT/tune2.log | tail -3
   fi
-  cp $OUT/tdb/nvidia-h200.json /tmp/site/rlscan/tuning_db/nvidia-h200.json
-  cp $OUT/tdb/nvidia-h200.json /tmp/tdb_last.json
+  cp $OUT/tdb/$SLUG.json $TDB
+  cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json
   echo "tune took $(( $(date +%s) - T0 )) s"
   if [ "${BENCH_S:-80}" != 0 ]; then
     timeout ${BENCH_S:-80} python3 -m rlscan.tune.bench --baselines loop --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3

@@ -2007,3 +2007,27 @@ def test_prune_reads_the_db_it_merges_into_else_the_shipped_one(tmp_path, monkey
     write(out / f"{SLUG}.json", doc({"vtrace": [e]}))
     got, path = prune.earlier_doc(out, SLUG)
     assert path == out / f"{SLUG}.json" and list(got["kernels"]) == ["vtrace"]
+
+
+def test_prune_from_reads_another_gpus_db_and_rejects_a_file_that_is_not_one(tmp_path):
+    """--prune-from DB_FILE: the earlier timings come from that file whatever GPU made it (a
+    first tune of an H100 pruned by the H200's rankings), ahead of --out's and the shipped
+    file; a file that is not a DB is an error naming it, not a silent unpruned tune."""
+    from rlscan.tune import prune
+    e = dict(entry(64, 512, cfg()), median_us=3.0, timings={"a": 3.0, "b": 9.0})
+    other = doc({"gae": [e]})
+    other["device"] = dict(other["device"], name="NVIDIA H100 80GB HBM3")
+    write(tmp_path / "sibling.json", other)
+    write(tmp_path / "out" / f"{SLUG}.json", doc({"vtrace": [e]}))
+    got, path = prune.earlier_doc(tmp_path / "out", SLUG, tmp_path / "sibling.json")
+    assert path == tmp_path / "sibling.json" and list(got["kernels"]) == ["gae"]
+    assert prune.earlier_timings(got)[tuning.entry_key("gae", e)] == (3.0, e["timings"])
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(tuning.TuningDBError, match="not valid JSON"):
+        prune.earlier_doc(tmp_path / "out", SLUG, tmp_path / "bad.json")
+
+
+def test_rlscan_tune_prune_from_without_a_factor_is_refused_before_any_measuring(capsys):
+    from rlscan.tune import cli
+    assert cli.main(["--prune-from", "x.json"]) == 2
+    assert "--prune-from needs --prune" in capsys.readouterr().err

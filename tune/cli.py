@@ -9,6 +9,8 @@ tuning DB.
                                          # rule changed, from the stored timings (no GPU)
     rlscan-tune --out tuning_db --prune 1.3   # after a kernel edit: time only what came within
                                          # 1.3x of each bucket's earlier winner (tune/prune.py)
+    rlscan-tune --out tuning_db --prune 1.3 --prune-from tuning_db/nvidia-h200.json
+                                         # a first tune of another GPU, pruned by the H200's
 
 Writes ``<out>/<gpu-slug>.json`` (default ``out``: the user overlay directory that
 ``import rlscan`` reads, see rlscan/tuning.py), merging with what is there.
@@ -83,6 +85,10 @@ def parser() -> argparse.ArgumentParser:
                         "timed on: 1.3 timed 25-48%% of the runs of the recent retunes in git "
                         "history, and skipped the new winner in 0-2 buckets of each but one "
                         "(9 of 512), the best timed then <= 14%% slower (tune/prune.py)")
+    p.add_argument("--prune-from", type=Path, default=None, metavar="DB_FILE",
+                   help="with --prune: prune against DB_FILE, a DB of any GPU, instead (a "
+                        "first tune of a GPU pruned by a sibling chip's rankings, e.g. an "
+                        "H100 by the shipped H200 DB)")
     p.add_argument("--no-table", action="store_true", help="skip the closing table")
     p.add_argument("--reselect", type=Path, default=None, metavar="DB_FILE",
                    help="measure nothing: re-pick each entry of DB_FILE among the configs that "
@@ -109,6 +115,10 @@ def software_meta() -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parser().parse_args(argv)
+    if args.prune_from is not None and args.prune is None:
+        print("rlscan-tune: --prune-from needs --prune F (the factor to prune by)",
+              file=sys.stderr)
+        return 2
     if args.reselect is not None:
         return _reselect(args.reselect)
     import torch
@@ -132,7 +142,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     prune_with = None
     if args.prune is not None:
-        doc, source = prune.earlier_doc(out, slug)
+        try:
+            doc, source = prune.earlier_doc(out, slug, args.prune_from)
+        except tuning.TuningDBError as e:
+            print(f"rlscan-tune: --prune-from {args.prune_from}: {e}", file=sys.stderr)
+            return 2
         earlier = prune.earlier_timings(doc)
         prune_with = prune.for_cells(earlier, args.prune)
         print(f"rlscan-tune: --prune {args.prune}: against {len(earlier)} earlier entries"

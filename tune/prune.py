@@ -90,9 +90,14 @@ def prune(cands: List[dict], key: Key, earlier: Dict[Key, Tuple[float, dict]], f
     return kept, skipped
 
 
-def earlier_doc(out_dir: Path, slug: str) -> Tuple[Optional[dict], Optional[Path]]:
-    """The DB document a tune into ``out_dir`` prunes against, and its path: the file it merges
-    into, else the shipped one of the GPU (a first tune into the user overlay)."""
+def earlier_doc(out_dir: Path, slug: str,
+                from_file: Optional[Path] = None) -> Tuple[Optional[dict], Optional[Path]]:
+    """The DB document a tune into ``out_dir`` prunes against, and its path: ``from_file``
+    where given (``--prune-from``: any GPU's DB, e.g. a sibling chip's for a first tune of a
+    new one; TuningDBError if it cannot be read), else the file the tune merges into, else the
+    shipped one of the GPU (a first tune into the user overlay)."""
+    if from_file is not None:
+        return tuning.parse_db(Path(from_file)).doc, Path(from_file)
     for directory in (out_dir, tuning.shipped_dir()):
         if directory is None:
             continue
