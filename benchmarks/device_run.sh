@@ -64,6 +64,10 @@
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
 #                                              # other addresses in one process: V-trace 64x512's
 #                                              # two modes a process (thirtieth session) (~1 min)
+#   bash benchmarks/device_run.sh retune-buckets # RETUNE="gae:bfloat16:time_last:4096x128 ..."
+#                                              # retuned unpruned into the tree's DB (~25 s each)
+#   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
+#                                              # GPU's DB, this GPU's own removed (~40 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
 #                                              # to one core (CORE, default 3; ~110 s)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
@@ -521,6 +525,26 @@ grid-pinned)
   timeout ${BENCH_S:-200} taskset -c ${CORE:-3} python3 -m rlscan.tune.bench --baselines loop \
     --out $OUT/b1 2>&1 | grep -v "Warn\|_warn" | tail -3
   rm -f $OUT/b1/bench.png ;;
+retune-buckets)
+  # single buckets retuned without pruning into the tree's DB (RETUNE="est:dtype:layout:NxT
+  # ..."): those where one stalled eager call had ruled a rival out, before
+  # tune/timing.eager_rules_out took a second look (thirty-ninth session, H100) (~25 s each)
+  mkdir -p $OUT/tdb && cp $TDB $OUT/tdb/
+  for b in $RETUNE; do
+    IFS=: read -r e d l s <<< "$b"
+    timeout -s INT 120 python3 -m rlscan.tune.cli --out $OUT/tdb --no-table --estimators $e \
+      --dtypes $d --layouts $l --shapes $s >> $OUT/retune.log 2>&1
+    grep -v "Warn\|_warn" $OUT/retune.log | grep "buckets tuned\|us " | tail -2
+  done
+  cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
+stand-in)
+  # the fp32 time-last grid on a stand-in's DB: this GPU's own DB file removed, rlscan.tuning
+  # takes a loaded DB of the same compute capability and SM count (and says which) (~40 s)
+  rm -f $TDB
+  timeout ${BENCH_S:-200} python3 -m rlscan.tune.bench --baselines "" --out $OUT/b5 \
+    > $OUT/stand_in.log 2>&1
+  grep -m1 "no tuning DB" $OUT/stand_in.log; grep -v "Warn\|_warn" $OUT/stand_in.log | tail -2
+  rm -f $OUT/b5/bench.png ;;
 loop-cores)
   # the host half of a call follows the core a process runs on (nineteenth session: GAE
   # 4096x128 18-36 us by core): the same cells pinned to several cores, one after another
@@ -555,7 +579,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
+*) echo "usage: device_run.sh tune-bench|bench-more|retune-buckets|stand-in|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"

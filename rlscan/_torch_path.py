@@ -243,9 +243,11 @@ def solve(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor], scan_
     """``run`` on whole tensors; ``scan_fn`` replaces ``scan`` (the benchmark baselines:
     ``doubling_scan`` compiled, ``sequential_scan``)."""
     dev = pb.p0.device
-    # scalar γ, λ as 0-d float32 tensors: they broadcast, rounded to float32 as the kernels do
-    g = _f(pb.g) if pb.g is not None else torch.tensor(pb.gamma, dtype=f32, device=dev)
-    lam = _f(pb.lam) if pb.lam is not None else torch.tensor(pb.lmbda, dtype=f32, device=dev)
+    # scalar γ, λ as 0-d float32 tensors: they broadcast, rounded to float32 as the kernels do.
+    # torch.full, not torch.tensor: a fill kernel on a GPU, where torch.tensor's copy from
+    # pageable host memory cannot be captured in a CUDA graph (rlscan-bench's baselines are)
+    g = _f(pb.g) if pb.g is not None else torch.full((), pb.gamma, dtype=f32, device=dev)
+    lam = _f(pb.lam) if pb.lam is not None else torch.full((), pb.lmbda, dtype=f32, device=dev)
     x = out0 if out0.dtype == f32 else torch.empty_like(out0, dtype=f32)
     if pb.est == P.LINEAR:
         _scan_into(scan_fn, x, _f(pb.p0), _f(pb.p1), pb.row0, pb.reverse)

@@ -21,6 +21,11 @@ bucket" guess, because a config tuned for another shape can be much slower than 
 heuristic.
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
+A GPU with no DB file of its own runs the entries of a DB made on a GPU of the same compute
+capability and SM count where one is loaded (a stand-in, nearest L2 size first; one warning),
+else the heuristic: a GPU model's winners serve its siblings far better than the heuristic
+does (``_db_slug``).
+
 An entry may also hold ``bounded_walk``: look-back configs that would make more than
 ``configs.LOOKBACK_MAX_SPANS`` spans a row on the bucket's longer rows and beat the entry's
 winner on the tuner's data, fastest first, each with the ``walk_spans`` its walks may take
@@ -280,6 +285,10 @@ _index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[Tuple[dict, int], ...]]]] =
 _cache: dict = {}
 _device_slugs: dict = {}
 _warned_missing: set = set()
+# slug -> (compute capability, SM count, L2 bytes) from each loaded DB's "device"; and
+# device -> the slug whose entries serve it (its own, or a stand-in's: _db_slug)
+_db_devices: Dict[str, Tuple[Tuple[int, int], int, int]] = {}
+_db_slugs: dict = {}
 
 
 def _db_files(directory: Optional[Path]) -> List[Path]:
@@ -310,6 +319,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
     if overlay is not None and (shipped is None or not _same_dir(overlay, shipped)):
         layers.append(("overlay", overlay))
     index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[dict, ...]]]] = {}
+    devices: Dict[str, Tuple[Tuple[int, int], int, int]] = {}
     for kind, directory in layers:
         for path in _db_files(directory):
             label = f"{kind}:{path}"
@@ -332,8 +342,13 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
             table = index.setdefault(path.stem, {})
             for key, cfg in db.entries.items():
                 table[key] = (cfg, label, db.bounded.get(key, ()))
-    global _index, _heuristic_cached
+            arch = _db_arch(db.doc["device"])
+            if arch is not None:
+                devices[path.stem] = arch
+    global _index, _heuristic_cached, _db_devices
     _index = index
+    _db_devices = devices
+    _db_slugs.clear()
     _heuristic_cached = None
     _cache.clear()
     _replay.forget()      # recorded launch plans hold configs from the old DB
@@ -357,6 +372,49 @@ def _device_slug(device) -> Optional[str]:
         import torch
         slug = _device_slugs[device] = gpu_slug(torch.cuda.get_device_name(device))
     return slug
+
+
+def _db_arch(device: dict) -> Optional[Tuple[Tuple[int, int], int, int]]:
+    """(capability, SM count, L2 bytes) of a DB's ``device`` record; None where it lacks one."""
+    try:
+        major, minor = (int(c) for c in device["capability"])
+        return (major, minor), int(device["sm_count"]), int(device.get("l2_bytes") or 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _device_arch(device) -> Tuple[Tuple[int, int], int, int]:
+    import torch
+    props = torch.cuda.get_device_properties(device)
+    return (props.major, props.minor), props.multi_processor_count, \
+        int(getattr(props, "L2_cache_size", 0) or 0)
+
+
+def _db_slug(device) -> Optional[str]:
+    """The slug whose DB entries serve ``device``: its own GPU's where one is loaded, else a
+    stand-in's, a DB made on a GPU of the same compute capability and SM count (the nearest L2
+    size first: an H800 or GH200 without a DB runs the H100's or H200's configs), with one
+    warning; else its own (no entries: the heuristic). Why a stand-in rather than the
+    heuristic: on an H100, the H200's winners ran at ``benchmarks/results/cross_gpu_h100.md``'s
+    ratios to the H100's own winners, against the heuristic's."""
+    slug = _device_slug(device)
+    if slug is None or slug in _index:
+        return slug
+    try:
+        return _db_slugs[device]
+    except KeyError:
+        pass
+    if not any(other in _index for other in _db_devices):
+        return slug
+    cap, sms, l2 = _device_arch(device)
+    same = sorted((abs(d[2] - l2), other) for other, d in _db_devices.items()
+                  if d[0] == cap and d[1] == sms and other in _index)
+    chosen = _db_slugs[device] = same[0][1] if same else slug
+    if same:
+        _warn(f"rlscan tuning: no tuning DB for {slug}; its calls use {chosen}'s, a GPU of the "
+              f"same architecture (sm_{cap[0]}{cap[1]}, {sms} SMs). Run `rlscan-tune` on this "
+              f"GPU for configs measured on it.")
+    return chosen
 
 
 def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
@@ -410,7 +468,7 @@ _heuristic_cached = None
 
 def _resolve(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
     device, est, dtype, time_last, kr, kt = key
-    slug = _device_slug(device)
+    slug = _db_slug(device)
     kernel = KERNEL_NAMES[est]
     hit = _lookup(slug, kernel, dtype_key(dtype), "time_last" if time_last else "time_major",
                   kr - 1, kt - 1)
@@ -421,7 +479,9 @@ def _resolve(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
         lo_n, hi_n = bucket(pb.N)
         lo_t, hi_t = bucket(pb.T)
         where = "no tuning DB" if slug not in _index else "no tuned entry"
-        _warn(f"rlscan tuning: {where} for {kernel} on {slug} ({dtype_key(dtype)}, "
+        own = _device_slug(device)
+        gpu = slug if own == slug else f"{own} (in {slug}'s DB, its stand-in)"
+        _warn(f"rlscan tuning: {where} for {kernel} on {gpu} ({dtype_key(dtype)}, "
               f"{'time_last' if time_last else 'time_major'}, rows {lo_n}..{hi_n}, steps "
               f"{lo_t}..{hi_t}); using the heuristic config. Run `rlscan-tune --estimators "
               f"{kernel}` (add --shapes NxT for your shapes) to tune it. Shown once per "
@@ -443,7 +503,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
     may hold look-back configs that run only when these bound every walk back (``bounded_walk``, ``select_config``).
 
-    ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry, ``"heuristic"``
+    ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
+    a DB of its own, the file of its stand-in's: ``_db_slug``), ``"heuristic"``
     when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
     ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
     ``"empty"`` when the input is empty (nothing runs)."""
@@ -467,7 +528,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(dict(forced), "forced")
     if gpu is None and not use_kernels(lay.device):
         return choice(None, "torch")
-    hit = _lookup(slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
+    db_slug = slug if gpu is not None else _db_slug(lay.device)
+    hit = _lookup(db_slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
     if hit is not None:   # as select_config picks it
         walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
                                             lay.T)

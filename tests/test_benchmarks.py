@@ -213,3 +213,17 @@ def test_cpu_path_benchmark_times_an_earlier_revision_beside_the_shipped_path(tm
     assert text.count("| 4×64 |") == 2
     loaded = sys.modules["rlscan._torch_path_at_HEAD"]       # a module of its own, from git
     assert loaded is not _torch_path and loaded.run is not _torch_path.run
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("est", ["gae", "vtrace", "eligibility_traces", "discounted_returns"])
+def test_bench_eager_loop_baseline_is_timed_in_a_cuda_graph(est):
+    """The eager-loop baseline (the torch path with a sequential scan) runs inside the device
+    column's CUDA graph: nothing in it may copy from pageable host memory (a scalar γ made with
+    torch.tensor did, and the baseline's column went empty on the H100)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from rlscan.tune import bench
+    row = bench.bench_cell(est, 8, 64, "float32", "time_last", ["loop"], bw=1e12, sets=4)
+    assert "loop_error" not in row, row.get("loop_error")
+    assert row["loop_device_us"] > 0 and row["speedup_vs_loop"] > 0

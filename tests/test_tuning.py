@@ -2031,3 +2031,88 @@ def test_rlscan_tune_prune_from_without_a_factor_is_refused_before_any_measuring
     from rlscan.tune import cli
     assert cli.main(["--prune-from", "x.json"]) == 2
     assert "--prune-from needs --prune" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- stand-in DBs
+def arch_doc(kernels, name, capability=(9, 0), sm_count=132, l2_mib=50):
+    d = doc(kernels, name=name)
+    d["device"].update(capability=list(capability), sm_count=sm_count, l2_bytes=l2_mib << 20)
+    return d
+
+
+@pytest.fixture
+def cpu_is_h800(monkeypatch):
+    """select_config as if CPU tensors lived on an H800 (sm_90, 132 SMs, 50 MiB of L2), a GPU
+    with no DB file of its own."""
+    monkeypatch.setattr(tuning, "_device_slug", lambda device: "nvidia-h800")
+    monkeypatch.setattr(tuning, "_device_arch", lambda device: ((9, 0), 132, 50 << 20))
+
+
+def test_a_gpu_without_a_db_runs_a_same_architecture_gpus_entries_and_says_so_once(
+        dirs, cpu_is_h800, monkeypatch):
+    shipped, _, reload = dirs
+    h200 = write(shipped / "nvidia-h200.json",
+                 arch_doc({"gae": [entry(4096, 128, cfg(8, 128, 2))]}, "NVIDIA H200", l2_mib=60))
+    reload()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert tuning.select_config(_problem(4096, 128)) == cfg(8, 128, 2)
+        assert tuning.select_config(_problem(300, 100)) == heuristic_config(300, 100)
+        assert tuning.select_config(_problem(4096, 128)) == cfg(8, 128, 2)
+    msgs = [str(w.message) for w in got if issubclass(w.category, W)]
+    assert len(msgs) == 2, msgs
+    assert "no tuning DB for nvidia-h800" in msgs[0] and "nvidia-h200's" in msgs[0]
+    assert "no tuned entry for gae on nvidia-h800 (in nvidia-h200's DB" in msgs[1]
+    import rlscan._layout as layout
+    monkeypatch.setattr(layout, "use_kernels", lambda device: True)   # as on the GPU
+    got = rlscan.which_config("gae", torch.empty(4096, 128))
+    assert got.config == dict(cfg(8, 128, 2)) and got.source == f"db:{h200}"
+    assert got.gpu == "nvidia-h800"
+
+
+def test_a_stand_in_needs_the_same_capability_and_sm_count_and_the_nearest_l2_wins(
+        dirs, cpu_is_h800):
+    shipped, overlay, reload = dirs
+    e = {"gae": [entry(4096, 128, cfg(8, 128, 2))]}
+    write(shipped / "nvidia-h100-pcie.json", arch_doc(e, "NVIDIA H100 PCIe", sm_count=114))
+    write(shipped / "nvidia-a100.json", arch_doc(e, "NVIDIA A100", capability=(8, 0), sm_count=132))
+    nosms = doc(e, name="NVIDIA GH200")          # an old DB without sm_count serves no one
+    write(shipped / "nvidia-gh200.json", nosms)
+    reload()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert tuning.select_config(_problem(4096, 128)) == heuristic_config(4096, 128)
+    assert "no tuning DB for gae on nvidia-h800" in str(got[-1].message)
+    write(shipped / "nvidia-h200.json",
+          arch_doc({"gae": [entry(4096, 128, cfg(4, 128, 1))]}, "NVIDIA H200", l2_mib=60))
+    write(overlay / "nvidia-h100-80gb-hbm3.json",
+          arch_doc({"gae": [entry(4096, 128, cfg(2, 128, 1))]}, "NVIDIA H100 80GB HBM3"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reload()
+        assert tuning.select_config(_problem(4096, 128)) == cfg(2, 128, 1)   # L2 50 = 50 MiB
+
+
+def test_one_slow_eager_call_does_not_rule_a_candidate_out():
+    """A host stall inside one eager time (2 ms around a 4 µs kernel on the H100) must not
+    discard a candidate: it is ruled out only when a second call is as slow."""
+    from rlscan.tune import timing
+
+    def times(*us):
+        it = iter(us)
+        calls = []
+
+        def once():
+            calls.append(1)
+            return next(it)
+        return once, calls
+
+    once, calls = times(2055.0, 4.3)
+    assert timing.eager_rules_out(once, 4.1, 1.3) == (4.3, False)
+    assert len(calls) == 2
+    once, calls = times(20000.0, 19000.0)            # slow twice: ruled out, faster time kept
+    assert timing.eager_rules_out(once, 4.1, 1.3) == (19000.0, True)
+    once, calls = times(5.0)                          # fast at once: one call, kept
+    assert timing.eager_rules_out(once, 4.1, 1.3) == (5.0, False) and len(calls) == 1
+    once, calls = times(20000.0)                      # nothing to beat yet: never ruled out
+    assert timing.eager_rules_out(once, None, 1.3) == (20000.0, False) and len(calls) == 1
