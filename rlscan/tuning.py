@@ -395,8 +395,9 @@ def _db_slug(device) -> Optional[str]:
     stand-in's, a DB made on a GPU of the same compute capability and SM count (the nearest L2
     size first: an H800 or GH200 without a DB runs the H100's or H200's configs), with one
     warning; else its own (no entries: the heuristic). Why a stand-in rather than the
-    heuristic: on an H100, the H200's winners ran at ``benchmarks/results/cross_gpu_h100.md``'s
-    ratios to the H100's own winners, against the heuristic's."""
+    heuristic: on an H100, the fp32 time-last grid on the H200's DB ran at 1.008x the H100's own
+    DB's device time (geomean of 112 cells, worst 1.11x), where the heuristic's configs took
+    1.145x the H100's winners (``benchmarks/results/cross_gpu_h100.md``)."""
     slug = _device_slug(device)
     if slug is None or slug in _index:
         return slug

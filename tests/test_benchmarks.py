@@ -227,3 +227,35 @@ def test_bench_eager_loop_baseline_is_timed_in_a_cuda_graph(est):
     row = bench.bench_cell(est, 8, 64, "float32", "time_last", ["loop"], bw=1e12, sets=4)
     assert "loop_error" not in row, row.get("loop_error")
     assert row["loop_device_us"] > 0 and row["speedup_vs_loop"] > 0
+
+
+def test_grid_report_counts_the_targets_and_reads_a_saved_stdout_like_its_json(tmp_path,
+                                                                              capsys):
+    """benchmarks/grid_report.py: a cell with a floor of 20 µs or more meets the target within
+    1.25x of it, any other within floor + 3 µs; a run's saved stdout reads as its JSON does."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("grid_report",
+                                                  root / "benchmarks" / "grid_report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    cells = [("gae", 8, 262144, 24.0, 20.0), ("gae", 16, 128, 40.0, 30.0),   # 1.20x, 1.33x
+             ("vtrace", 4, 64, 5.9, 3.0), ("vtrace", 8, 64, 6.2, 3.0)]       # +2.9, +3.2
+    rows = [dict(estimator=e, N=n, T=t, dtype="float32", layout="time_last", device_us=d,
+                 floor_us=f) for e, n, t, d, f in cells]
+    (tmp_path / "a.json").write_text(json.dumps({"meta": {}, "results": rows}))
+    (tmp_path / "b.log").write_text("warning: noise\n" + "".join(
+        f"[{i}/4] {e:18s} {n:>6d}x{t:<7d} float32  time_last  device {2 * d:8.1f} floor "
+        f"{f:7.1f} ({2 * d / f:5.2f}x) loop 9.0\n" for i, (e, n, t, d, f) in enumerate(cells)))
+    a, b = report.load(tmp_path / "a.json"), report.load(tmp_path / "b.log")
+    assert a.keys() == b.keys() and len(a) == 4
+    text = "\n".join(report.targets(a))
+    assert "within 1.25x: 1/2" in text and "within floor + 3 us: 1/2" in text
+    assert "gae 16x128 40.0 us, floor 30.0 (1.33x)" in text and "vtrace 8x64" in text
+    assert "vtrace 4x64" not in text
+    assert "geomean 2.000" in report.against(b, a)[0]
+    report.main([str(tmp_path / "b.log"), "--against", str(tmp_path / "a.json"),
+                 "--md", str(tmp_path / "r.md")])
+    assert (tmp_path / "r.md").read_text() == capsys.readouterr().out
