@@ -14,10 +14,10 @@ import argparse
 import json
 import math
 import re
-from collections import defaultdict
 from pathlib import Path
 
-BIG_FLOOR_US, BIG_RATIO, SMALL_SLACK_US = 20.0, 1.25, 3.0   # ../shared/BENCHMARKS.md targets
+from rlscan.tune.bench import target_lines
+
 _LINE = re.compile(r"\[\d+/\d+\]\s+(\w+)\s+(\d+)x(\d+)\s+(\w+)\s+(\w+)\s+device\s+([\d.]+)"
                    r"\s+floor\s+([\d.]+)")
 
@@ -34,29 +34,6 @@ def load(path: Path) -> dict:
 
 def _cell(k) -> str:
     return f"{k[0]} {k[1]}x{k[2]}"
-
-
-def targets(cells: dict) -> list:
-    lines = []
-    groups = defaultdict(dict)
-    for k, v in cells.items():
-        groups[k[3], k[4]][k] = v
-    for (dtype, layout), g in sorted(groups.items()):
-        big = sorted(((d / f, k) for k, (d, f) in g.items() if f >= BIG_FLOOR_US), reverse=True)
-        small = sorted(((d - f, k) for k, (d, f) in g.items() if f < BIG_FLOOR_US), reverse=True)
-        ok_big = sum(r <= BIG_RATIO for r, _ in big)
-        ok_small = sum(x <= SMALL_SLACK_US for x, _ in small)
-        gm = math.exp(sum(math.log(d / f) for d, f in g.values()) / len(g))
-        lines.append(f"- {dtype} {layout}: {len(g)} cells, device/floor geomean {gm:.2f}; "
-                     f"floor >= {BIG_FLOOR_US:.0f} us within {BIG_RATIO}x: {ok_big}/{len(big)}"
-                     + (f" ({min(r for r, _ in big):.2f}-{big[0][0]:.2f}x)" if big else "")
-                     + f"; the rest within floor + {SMALL_SLACK_US:.0f} us: {ok_small}/{len(small)}")
-        worst = [f"{_cell(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} ({r:.2f}x)"
-                 for r, k in big[:3] if r > BIG_RATIO]
-        worst += [f"{_cell(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} (+{x:.1f})"
-                  for x, k in small[:5] if x > SMALL_SLACK_US]
-        lines += [f"  - worst: {w}" for w in worst]
-    return lines
 
 
 def against(cells: dict, other: dict, worst: int = 8) -> list:
@@ -81,7 +58,7 @@ def main(argv=None) -> int:
     cells = load(args.run)
     if not cells:
         p.error(f"run: no cells read from {args.run} (bench.json or rlscan-bench's stdout)")
-    out = [f"Targets ({args.run.name}):", *targets(cells)]
+    out = [f"Targets ({args.run.name}):", *target_lines(cells)]
     if args.against is not None:
         out += ["", f"Against {args.against.name}:", *against(cells, load(args.against))]
     text = "\n".join(out) + "\n"

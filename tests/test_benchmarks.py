@@ -33,7 +33,7 @@ def test_eager_call_time(benchmark, est, N, T, layout):
 def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
     """rlscan-bench's JSON holds the run as measured; its table: one line per cell with its
     figures, the bare launch timed beside its loop, absent figures (baselines, an older run's
-    bare launch) as dashes,
+    bare launch) as dashes, then the targets met and any baseline's error,
     and the header says how long the process made eager calls before the loop figures and what
     a bare launch cost on the host at the grid's start and end."""
     from rlscan.tune import bench
@@ -47,7 +47,8 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
             # a row of an older run, before each cell timed a bare launch beside its loop
             dict(estimator="gae", N=8, T=65536, dtype="float32", layout="time_last",
                  full_us=40.0, loop_us=26.0, device_us=7.1, floor_us=2.5,
-                 device_over_floor=2.84)]
+                 device_over_floor=2.84, loop_device_us=None,
+                 loop_error="RuntimeError: Cannot copy between CPU and CUDA tensors")]
     bench.save(rows, meta, str(tmp_path))
     assert json.loads((tmp_path / "bench.json").read_text()) == {"meta": meta, "results": rows}
     text = (tmp_path / "bench.md").read_text()
@@ -58,6 +59,12 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
             "| — | — | 1266.5 | 351.8 |") in text
     assert ("| gae | 8 | 65536 | float32 | time_last | 40.0 | 26.0 | — | 7.1 | 2.5 | 2.84 | — "
             "| — | — | — |") in text
+    # then the issue's targets (both cells under a 20 µs floor: within floor + 3 µs, one of
+    # two), and why a baseline's column is empty
+    assert "- float32 time_last: 2 cells" in text
+    assert "the rest within floor + 3 us: 1/2\n  - worst: gae 8x65536 7.1 us, floor 2.5 (+4.6)" in text
+    assert ("## Baselines that did not run\n\n- loop: RuntimeError: Cannot copy between CPU and "
+            "CUDA tensors\n") in text
 
 
 def test_loop_pair_times_the_call_and_the_reference_in_turns(monkeypatch):
@@ -251,7 +258,7 @@ def test_grid_report_counts_the_targets_and_reads_a_saved_stdout_like_its_json(t
         f"{f:7.1f} ({2 * d / f:5.2f}x) loop 9.0\n" for i, (e, n, t, d, f) in enumerate(cells)))
     a, b = report.load(tmp_path / "a.json"), report.load(tmp_path / "b.log")
     assert a.keys() == b.keys() and len(a) == 4
-    text = "\n".join(report.targets(a))
+    text = "\n".join(report.target_lines(a))
     assert "within 1.25x: 1/2" in text and "within floor + 3 us: 1/2" in text
     assert "gae 16x128 40.0 us, floor 30.0 (1.33x)" in text and "vtrace 8x64" in text
     assert "vtrace 4x64" not in text

@@ -237,6 +237,37 @@ def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
     return row
 
 
+# The performance issue's targets (../shared/BENCHMARKS.md): device within 1.25x of the floor
+# where the floor is at least 20 µs, within floor + 3 µs elsewhere.
+BIG_FLOOR_US, BIG_RATIO, SMALL_SLACK_US = 20.0, 1.25, 3.0
+
+
+def target_lines(cells) -> list:
+    """Markdown bullets, per (dtype, layout): how many cells meet the targets, the worst misses.
+    ``cells``: {(estimator, N, T, dtype, layout): (device µs, floor µs)}."""
+    groups: dict = {}
+    for k, v in cells.items():
+        groups.setdefault((k[3], k[4]), {})[k] = v
+    lines = []
+    for (dtype, layout), g in sorted(groups.items()):
+        big = sorted(((d / f, k) for k, (d, f) in g.items() if f >= BIG_FLOOR_US), reverse=True)
+        small = sorted(((d - f, k) for k, (d, f) in g.items() if f < BIG_FLOOR_US), reverse=True)
+        ok_big = sum(r <= BIG_RATIO for r, _ in big)
+        ok_small = sum(x <= SMALL_SLACK_US for x, _ in small)
+        gm = math.exp(sum(math.log(d / f) for d, f in g.values()) / len(g))
+        lines.append(f"- {dtype} {layout}: {len(g)} cells, device/floor geomean {gm:.2f}; "
+                     f"floor >= {BIG_FLOOR_US:.0f} us within {BIG_RATIO}x: {ok_big}/{len(big)}"
+                     + (f" ({big[-1][0]:.2f}-{big[0][0]:.2f}x)" if big else "")
+                     + f"; the rest within floor + {SMALL_SLACK_US:.0f} us: {ok_small}/{len(small)}")
+        name = lambda k: f"{k[0]} {k[1]}x{k[2]}"   # noqa: E731
+        worst = [f"{name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} ({r:.2f}x)"
+                 for r, k in big[:3] if r > BIG_RATIO]
+        worst += [f"{name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} (+{x:.1f})"
+                  for x, k in small[:5] if x > SMALL_SLACK_US]
+        lines += [f"  - worst: {w}" for w in worst]
+    return lines
+
+
 def write_markdown(rows, meta, path):
     with open(path, "w") as f:
         f.write(f"# rlscan-bench on {meta['device']} ({meta['date']})\n\n")
@@ -263,6 +294,14 @@ def write_markdown(rows, meta, path):
                     f"{r['floor_us']:.1f} | {r['device_over_floor']:.2f} | "
                     f"{fmt(r.get('compile_device_us'))} | {fmt(r.get('speedup_vs_compile'))} | "
                     f"{fmt(r.get('loop_device_us'))} | {fmt(r.get('speedup_vs_loop'))} |\n")
+        f.write("\n## Targets\n\n" + "\n".join(target_lines(
+            {(r["estimator"], r["N"], r["T"], r["dtype"], r["layout"]):
+             (r["device_us"], r["floor_us"]) for r in rows})) + "\n")
+        errors = sorted({(k[:-len("_error")], r[k]) for r in rows for k in r
+                         if k.endswith("_error")})
+        if errors:   # a baseline that could not run says why, not only "—"
+            f.write("\n## Baselines that did not run\n\n" + "".join(
+                f"- {kind}: {err}\n" for kind, err in errors))
 
 
 def save(rows, meta, out):
