@@ -2116,3 +2116,30 @@ def test_one_slow_eager_call_does_not_rule_a_candidate_out():
     assert timing.eager_rules_out(once, 4.1, 1.3) == (5.0, False) and len(calls) == 1
     once, calls = times(20000.0)                      # nothing to beat yet: never ruled out
     assert timing.eager_rules_out(once, None, 1.3) == (20000.0, False) and len(calls) == 1
+
+
+def test_a_candidate_out_of_gpu_memory_is_timed_once_more_before_it_fails(monkeypatch):
+    """An out-of-memory error (an 80 GB H100's first tune lost two candidates so) is retried
+    once after the cache is handed back: a candidate that fits then is timed and may win; one
+    that runs out twice is recorded as failed, and the others are timed as usual."""
+    cells = grid.cells([(8, 40)], ["gae"], ["float32"], ["time_last"])
+    flaky, hopeless = C.candidates("gae", 8, 40, "time_last", "float32")[:2]
+    raised = {C.label(flaky): 0, C.label(hopeless): 0}
+    emptied = []
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(1))
+
+    def fake_timer(call, n_sets, config, cutoff_us=None):
+        lab = C.label(config)
+        if lab in raised and (lab == C.label(hopeless) or raised[lab] == 0):
+            raised[lab] += 1
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 128.00 MiB")
+        return 0.5 if lab == C.label(flaky) else 10.0 + config["BLOCK_T"] / config["BLOCK_N"]
+
+    with Workers(0, "cpu") as w:
+        (r,) = sweep.run(cells, "cpu", fake_timer, w, l2_bytes=1 << 16, bandwidth=1e12)
+    statuses = {m.label: m.status for m in r.measured}
+    assert raised == {C.label(flaky): 1, C.label(hopeless): 2}
+    assert statuses[C.label(flaky)] == "ok" and r.winner.label == C.label(flaky)
+    assert statuses[C.label(hopeless)].startswith("failed: OutOfMemoryError: CUDA out of memory")
+    assert sum(s == "ok" for s in statuses.values()) == len(statuses) - 1
+    assert len(emptied) >= 2

@@ -6,6 +6,7 @@ selection and DB-writing path runs on a CPU with a fake timer in the tests; on a
 :class:`tune.timing.GraphTimer`.
 """
 import contextlib
+import gc
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -116,6 +117,32 @@ def with_heuristic(cands: List[dict], cell: grid.Cell) -> List[dict]:
     return [h] + [c for c in cands if C.label(c) != C.label(h)]
 
 
+def _measure(call: Callable, cell: grid.Cell, cfg: dict, refs, timer: Callable, n_sets: int,
+             best: Optional[float], seconds: dict) -> Tuple[str, Optional[float]]:
+    """One candidate: ``("ok", µs)``, ``("rejected: <why>", None)`` (wrong outputs) or
+    ``("failed: <error>", None)``. An out-of-memory error is retried once."""
+    for _ in range(2):
+        try:
+            with _clocked(seconds, "first_calls"):
+                outs = grid.time_last(call(0), cell.layout)     # compiles on first use
+                why = check(outs, refs)
+                del outs
+            if why is not None:
+                return f"rejected: {why}", None
+            with _clocked(seconds, "timing"):
+                return "ok", float(timer(call, n_sets, cfg, cutoff_us=best))
+        except torch.cuda.OutOfMemoryError as e:
+            failed = f"failed: {_error_text(e)}"
+        except Exception as e:  # noqa: BLE001 - compile errors, OutOfResources, launch failures
+            return f"failed: {_error_text(e)}", None
+        # Once more with the error's frames gone and the cache handed back: the H100's first
+        # tune (80 GB; thirty-ninth session) lost two candidates of gae bf16 131072x256 to
+        # out-of-memory errors with 59 GiB held by the timing process
+        gc.collect()
+        torch.cuda.empty_cache()
+    return failed, None
+
+
 def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequence[dict],
               timer: Callable, floor_us: Optional[float] = None) -> CellResult:
     """Measure every candidate on ``cell`` and pick the fastest that passes the check, among
@@ -133,20 +160,10 @@ def tune_cell(cell: grid.Cell, sets: Sequence[grid.Call], refs, candidates: Sequ
         def call(i, cfg=cfg):
             with force_config(**cfg):
                 return grid.run(cell.estimator, sets[i])
-        try:
-            with _clocked(seconds, "first_calls"):
-                outs = grid.time_last(call(0), cell.layout)     # compiles on first use
-                why = check(outs, refs)
-                del outs
-            if why is not None:
-                measured.append(Measured(cfg, lab, None, f"rejected: {why}"))
-                continue
-            with _clocked(seconds, "timing"):
-                us = timer(call, len(sets), cfg, cutoff_us=best)
-        except Exception as e:  # noqa: BLE001 - compile errors, OutOfResources, launch failures
-            measured.append(Measured(cfg, lab, None, f"failed: {_error_text(e)}"))
+        status, us = _measure(call, cell, cfg, refs, timer, len(sets), best, seconds)
+        measured.append(Measured(cfg, lab, us, status))
+        if us is None:
             continue
-        measured.append(Measured(cfg, lab, float(us), "ok"))
         if not C.beyond_lookback_limit(cfg, cell.T):    # cut the rest short against winners only
             best = us if best is None else min(best, us)
     winner, bounded = pick([m for m in measured if m.status == "ok"], cell.T)
