@@ -65,11 +65,13 @@
 #                                              # other addresses in one process: V-trace 64x512's
 #                                              # two modes a process (thirtieth session) (~1 min)
 #   bash benchmarks/device_run.sh retune-buckets # RETUNE="gae:bfloat16:time_last:4096x128 ..."
-#                                              # retuned unpruned into the tree's DB (~25 s each)
+#                                              # retuned unpruned into the tree's DB (6-17 s each)
 #   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
 #                                              # GPU's DB, this GPU's own removed (~40 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
-#                                              # to one core (CORE, default 3; ~110 s)
+#                                              # to one core (CORE, default 3; ~110 s; with the
+#                                              # loop baseline working again 98 cells took 120 s
+#                                              # on an H100: keep BENCH_S at 200)
 #   bash benchmarks/device_run.sh loop-cores   # the loop column at 4096x128 (every estimator)
 #                                              # with the process pinned to each of CORES in
 #                                              # turn, then host_cost.py (~2.5 min)
@@ -105,8 +107,9 @@ tune-bench)
   # candidates): it no longer fits one call; tune in two parts, committing the first's DB.
   # After a kernel edit, TUNE_ARGS="--prune 1.3" times only what came within 1.3x of each
   # bucket's earlier winner in the tree's DB (tune/prune.py; a quarter to a half of the runs)
-  # A first tune of another GPU (no DB of its own yet), pruned by the H200's rankings:
-  # TUNE_ARGS="--dtypes float32 --prune 1.3 --prune-from /tmp/site/rlscan/tuning_db/nvidia-h200.json"
+  # A first tune of another GPU (no DB of its own yet), pruned by the H200's rankings (the
+  # H100's, thirty-ninth session: 512 buckets in 499 s, TUNE_S=560 BENCH_S=0):
+  # TUNE_ARGS="--prune 1.3 --prune-from /tmp/site/rlscan/tuning_db/nvidia-h200.json"
   if [ -n "${TUNE_ARGS:-}" ]; then
     mkdir -p $OUT/tdb && if [ -f $TDB ]; then cp $TDB $OUT/tdb/; fi
   fi
@@ -528,7 +531,7 @@ grid-pinned)
 retune-buckets)
   # single buckets retuned without pruning into the tree's DB (RETUNE="est:dtype:layout:NxT
   # ..."): those where one stalled eager call had ruled a rival out, before
-  # tune/timing.eager_rules_out took a second look (thirty-ninth session, H100) (~25 s each)
+  # tune/timing.eager_rules_out took a second look (thirty-ninth session, H100: 6-17 s each)
   mkdir -p $OUT/tdb && cp $TDB $OUT/tdb/
   for b in $RETUNE; do
     IFS=: read -r e d l s <<< "$b"

@@ -62,7 +62,8 @@ def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
     # then the targets (both cells under a 20 µs floor: within floor + 3 µs, one of
     # two), and why a baseline's column is empty
     assert "- float32 time_last: 2 cells" in text
-    assert "the rest within floor + 3 us: 1/2\n  - worst: gae 8x65536 7.1 us, floor 2.5 (+4.6)" in text
+    assert ("the rest within floor + 3 us: 1/2\n"
+            "  - worst: gae 8x65536 7.1 us, floor 2.5 (+4.6)") in text
     assert ("## Baselines that did not run\n\n- loop: RuntimeError: Cannot copy between CPU and "
             "CUDA tensors\n") in text
 
