@@ -34,10 +34,19 @@ def _walk_text(w: dict) -> str:
             f"(≤ {configs.walk_decay_limit(w['config'], spans):.4f}, {spans} spans{worst})")
 
 
+def _why(status: str) -> str:
+    """A stored non-time's reason: the error type of ``failed: Type: text``, or wrong outputs
+    for ``rejected: ...`` (the check against the float64 reference)."""
+    kind, _, rest = status.partition(":")
+    if kind == "rejected":
+        return "wrong outputs"
+    return rest.strip().split(":")[0] or kind
+
+
 def report(db, seconds=None) -> str:
     rows = list(rows_of(db))
     dev, sw = db["device"], db["software"]
-    failed = Counter(name for _, e in rows for name, t in e["timings"].items()
+    failed = Counter((name, _why(t)) for _, e in rows for name, t in e["timings"].items()
                      if isinstance(t, str) and not t.startswith(PRUNED))
     pruned = sum(isinstance(t, str) and t.startswith(PRUNED)
                  for _, e in rows for t in e["timings"].values())
@@ -51,8 +60,9 @@ def report(db, seconds=None) -> str:
         out.append(f"{pruned} of the runs were skipped by `rlscan-tune --prune` (an earlier "
                    f"tune found them far slower than their bucket's winner).")
     if failed:
-        out.append("Candidates that failed to compile (not measured): " + ", ".join(
-            f"{k} in {v} buckets" for k, v in sorted(failed.items())) + ".")
+        out.append("Candidates not measured: " + ", ".join(
+            f"{k} in {v} bucket{'s' if v > 1 else ''} ({why})"
+            for (k, why), v in sorted(failed.items())) + ".")
     out += ["", "## Tuned ÷ heuristic, and tuned ÷ floor", "",
             "| dtype | layout | buckets | vs heuristic (geomean) | best | tuned slower | "
             "÷ floor (geomean) | worst bucket with floor ≥ 20 µs |",

@@ -1721,6 +1721,7 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
         timings = {"row_block/1x128/w1/s1": us}
         if failed:
             timings["chunked/1x256/w2/s1/c1"] = "failed: RuntimeError: PassManager::run failed"
+            timings["row_block/2x128/w2/s1"] = "rejected: output 0 off by 0.1 at row 0, step 3"
         return {"dtype": "float32", "layout": "time_last", "rows": rows, "steps": [128, 255],
                 "config": {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 128,
                            "num_warps": 1, "num_stages": 1, **extra},
@@ -1735,8 +1736,9 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
                                           entry([128, 255], 9.0, 3.0, 9.0, TWO_LEVEL=True,
                                                 BLOCK_N=2, num_warps=2, SPLIT=2)]}}}
     text = _benchmark_script("tune_report").report(db, seconds=12)
-    assert "4 buckets, 5 candidate runs, **12 s**" in text
-    assert "chunked/1x256/w2/s1/c1 in 1 buckets" in text
+    assert "4 buckets, 6 candidate runs, **12 s**" in text
+    assert ("not measured: chunked/1x256/w2/s1/c1 in 1 bucket (RuntimeError), "
+            "row_block/2x128/w2/s1 in 1 bucket (wrong outputs).") in text
     # gains 2, 1, 1, 1: geomean 2^(1/4) = 1.19; worst big-floor bucket 60/40 = 1.50x
     assert "| float32 | time_last | 4 | 1.19× | 2.00× | 0 |" in text
     assert "gae rows 8192..16383 steps 128..255: 60.0 µs, floor 40.0 (1.50×)" in text
