@@ -16,7 +16,7 @@ import math
 import re
 from pathlib import Path
 
-from rlscan.tune.bench import target_lines
+from rlscan.tune.bench import cell_name, target_lines
 
 _LINE = re.compile(r"\[\d+/\d+\]\s+(\w+)\s+(\d+)x(\d+)\s+(\w+)\s+(\w+)\s+device\s+([\d.]+)"
                    r"\s+floor\s+([\d.]+)")
@@ -32,10 +32,6 @@ def load(path: Path) -> dict:
             for m in _LINE.finditer(text)}
 
 
-def _cell(k) -> str:
-    return f"{k[0]} {k[1]}x{k[2]}"
-
-
 def against(cells: dict, other: dict, worst: int = 8) -> list:
     common = sorted((cells[k][0] / other[k][0], k) for k in cells.keys() & other.keys())
     if not common:
@@ -44,7 +40,7 @@ def against(cells: dict, other: dict, worst: int = 8) -> list:
     lines = [f"- {len(common)} common cells: device time ÷ the other run's, geomean {gm:.3f}, "
              f"{common[0][0]:.2f}-{common[-1][0]:.2f}x; over 1.10x: "
              f"{sum(r > 1.10 for r, _ in common)}, under 0.90x: {sum(r < 0.90 for r, _ in common)}"]
-    lines += [f"  - {r:.2f}x {_cell(k)} {k[3]} {k[4]}: {cells[k][0]:.1f} vs {other[k][0]:.1f} us"
+    lines += [f"  - {r:.2f}x {cell_name(k)} {k[3]} {k[4]}: {cells[k][0]:.1f} vs {other[k][0]:.1f} us"
               for r, k in common[::-1][:worst]]
     return lines
 

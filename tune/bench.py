@@ -242,6 +242,11 @@ def bench_cell(est, N, T, dtype, layout, baselines, bw, sets, l2=0):
 BIG_FLOOR_US, BIG_RATIO, SMALL_SLACK_US = 20.0, 1.25, 3.0
 
 
+def cell_name(key) -> str:
+    """``gae 4096x128`` for a cell key (estimator, N, T, ...)."""
+    return f"{key[0]} {key[1]}x{key[2]}"
+
+
 def target_lines(cells) -> list:
     """Markdown bullets, per (dtype, layout): how many cells meet the targets, the worst misses.
     ``cells``: {(estimator, N, T, dtype, layout): (device µs, floor µs)}."""
@@ -259,10 +264,9 @@ def target_lines(cells) -> list:
                      f"floor >= {BIG_FLOOR_US:.0f} us within {BIG_RATIO}x: {ok_big}/{len(big)}"
                      + (f" ({big[-1][0]:.2f}-{big[0][0]:.2f}x)" if big else "")
                      + f"; the rest within floor + {SMALL_SLACK_US:.0f} us: {ok_small}/{len(small)}")
-        name = lambda k: f"{k[0]} {k[1]}x{k[2]}"   # noqa: E731
-        worst = [f"{name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} ({r:.2f}x)"
+        worst = [f"{cell_name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} ({r:.2f}x)"
                  for r, k in big[:3] if r > BIG_RATIO]
-        worst += [f"{name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} (+{x:.1f})"
+        worst += [f"{cell_name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} (+{x:.1f})"
                   for x, k in small[:5] if x > SMALL_SLACK_US]
         lines += [f"  - worst: {w}" for w in worst]
     return lines
