@@ -40,8 +40,8 @@ def against(cells: dict, other: dict, worst: int = 8) -> list:
     lines = [f"- {len(common)} common cells: device time ÷ the other run's, geomean {gm:.3f}, "
              f"{common[0][0]:.2f}-{common[-1][0]:.2f}x; over 1.10x: "
              f"{sum(r > 1.10 for r, _ in common)}, under 0.90x: {sum(r < 0.90 for r, _ in common)}"]
-    lines += [f"  - {r:.2f}x {cell_name(k)} {k[3]} {k[4]}: {cells[k][0]:.1f} vs {other[k][0]:.1f} us"
-              for r, k in common[::-1][:worst]]
+    lines += [f"  - {r:.2f}x {cell_name(k)} {k[3]} {k[4]}: {cells[k][0]:.1f} vs "
+              f"{other[k][0]:.1f} us" for r, k in common[::-1][:worst]]
     return lines
 
 

@@ -263,7 +263,8 @@ def target_lines(cells) -> list:
         lines.append(f"- {dtype} {layout}: {len(g)} cells, device/floor geomean {gm:.2f}; "
                      f"floor >= {BIG_FLOOR_US:.0f} us within {BIG_RATIO}x: {ok_big}/{len(big)}"
                      + (f" ({big[-1][0]:.2f}-{big[0][0]:.2f}x)" if big else "")
-                     + f"; the rest within floor + {SMALL_SLACK_US:.0f} us: {ok_small}/{len(small)}")
+                     + f"; the rest within floor + {SMALL_SLACK_US:.0f} us: "
+                       f"{ok_small}/{len(small)}")
         worst = [f"{cell_name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} ({r:.2f}x)"
                  for r, k in big[:3] if r > BIG_RATIO]
         worst += [f"{cell_name(k)} {g[k][0]:.1f} us, floor {g[k][1]:.1f} (+{x:.1f})"
