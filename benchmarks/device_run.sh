@@ -66,6 +66,8 @@
 #                                              # two modes a process (thirtieth session) (~1 min)
 #   bash benchmarks/device_run.sh retune-buckets # RETUNE="gae:bfloat16:time_last:4096x128 ..."
 #                                              # retuned unpruned into the tree's DB (6-17 s each)
+#   bash benchmarks/device_run.sh compile      # torch.compile around rlscan::scan: its GPU tests,
+#                                              # host cost eager / compiled / CUDA graph (~3 min?)
 #   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
 #                                              # GPU's DB, this GPU's own removed (~40 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
@@ -548,6 +550,13 @@ stand-in)
     > $OUT/stand_in.log 2>&1
   grep -m1 "no tuning DB" $OUT/stand_in.log; grep -v "Warn\|_warn" $OUT/stand_in.log | tail -2
   rm -f $OUT/b5/bench.png ;;
+compile)
+  # torch.compile around the op rlscan::scan (rlscan/_custom_op.py, fortieth session, built on
+  # CPU): tests/test_compile.py's GPU tests, then compile_probe.py's host cost a call
+  (cd $R/tests && timeout 300 python3 -m pytest test_compile.py -m gpu -q -p no:cacheprovider \
+    -o addopts="" 2>&1 | tail -3)
+  timeout 240 python3 $R/benchmarks/compile_probe.py 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/compile_probe.md | tail -8 ;;
 loop-cores)
   # the host half of a call follows the core a process runs on (nineteenth session: GAE
   # 4096x128 18-36 us by core): the same cells pinned to several cores, one after another

@@ -68,10 +68,11 @@ def _number(name: str, v, what: str = "a float or a tensor") -> float:
     return float(v)
 
 
-def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
+def unit_interval(name: str, v, shape, device, read: bool = True) -> "float | torch.Tensor":
     """γ or λ: a float in [0, 1], or a real tensor broadcastable to the per-step shape.
 
-    Tensor values are range-checked on CPU; on CUDA that would need a host sync, so it is
+    Tensor values are range-checked on CPU (``read``: not while torch.compile traces the kernel
+    path, whose op makes the check when it runs); on CUDA that would need a host sync, so it is
     skipped."""
     if isinstance(v, torch.Tensor):
         if not v.dtype.is_floating_point:
@@ -85,13 +86,18 @@ def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
         except RuntimeError:
             raise ValueError(f"{name} has shape {tuple(v.shape)}, which does not broadcast to the "
                              f"per-step shape {tuple(shape)}") from None
-        if v.device.type == "cpu" and v.numel() and not bool(((v >= 0) & (v <= 1)).all()):
-            raise ValueError(f"{name} must lie in [0, 1] everywhere")
+        if read and v.device.type == "cpu":
+            values_in_unit_interval(name, v)
         return v
     f = _number(name, v)
     if not 0.0 <= f <= 1.0:
         raise ValueError(f"{name}={v} is outside [0, 1]")
     return f
+
+
+def values_in_unit_interval(name: str, v: torch.Tensor) -> None:
+    if v.numel() and not bool(((v >= 0) & (v <= 1)).all()):
+        raise ValueError(f"{name} must lie in [0, 1] everywhere")
 
 
 def threshold(name: str, v) -> float:

@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 import torch
 
 from . import _checks as C
+from . import _custom_op
 from . import _problem as P
 
 
@@ -55,8 +56,15 @@ class Layout:
 
     def coef(self, name: str, v):
         """γ or λ: (float, None) or (0.0, broadcast per-step tensor)."""
-        v = C.unit_interval(name, v, self.shape, self.device)
+        v = C.unit_interval(name, v, self.shape, self.device,
+                            read=not (torch.compiler.is_compiling() and use_kernels(self.device)))
         return (0.0, v) if isinstance(v, torch.Tensor) else (v, None)
+
+    def from_rows(self, x: torch.Tensor) -> torch.Tensor:
+        """The inverse of :meth:`rows`: an [N, T] tensor in the primary input's shape."""
+        if len(self.shape) == 2:
+            return x if self.td == 1 else x.t()
+        return x.reshape(*self.batch_shape, self.T).movedim(-1, self.td)
 
     def empty(self, dtype: torch.dtype) -> Tuple[torch.Tensor, torch.Tensor]:
         """An output in the primary input's layout, and its [N, T] view."""
@@ -96,9 +104,12 @@ _PER_ROW = ("row0", "row1")
 
 def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
     """Flatten inputs to rows, build the Problem, allocate outputs, run the chosen path."""
-    outs = [lay.empty(dtype) for _ in range(n_out)]
-    if lay.N == 0 or lay.T == 0:
-        return [o for o, _ in outs]
+    traced = (torch.compiler.is_compiling() and PATH_OVERRIDE is None
+              and use_kernels(lay.device))
+    if lay.N == 0 or lay.T == 0 or not traced:
+        outs = [lay.empty(dtype) for _ in range(n_out)]
+        if lay.N == 0 or lay.T == 0:
+            return [o for o, _ in outs]
     fields = dict(pb_fields)
     if lay.td != 1 or len(lay.shape) != 2:     # 2-D time-last tensors already are the rows
         for k, v in pb_fields.items():
@@ -109,6 +120,9 @@ def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
         if v is not None:
             fields[k] = v.reshape(lay.N).contiguous()
     pb = P.Problem(N=lay.N, T=lay.T, **fields)
+    if traced:     # torch.compile: the launch as one opaque op (rlscan/_custom_op.py)
+        time_major = lay.td == 0 and len(lay.shape) > 1
+        return [lay.from_rows(o) for o in _custom_op.run(pb, n_out, dtype, time_major)]
     v0 = outs[0][1]
     v1 = outs[1][1] if n_out > 1 else None
     if PATH_OVERRIDE is not None:

@@ -76,3 +76,15 @@ def scalar_decay_bound(est: int, gamma: Optional[float], lmbda: Optional[float],
     if lmbda is None:
         return None
     return gamma * lmbda * c_bar if est in (VTRACE, RETRACE) else gamma * lmbda
+
+
+def check_no_interior_truncations(terminated: Optional[torch.Tensor],
+                                  truncated: torch.Tensor) -> None:
+    """``last_value`` gives V(s_T) alone, so it cannot bootstrap a truncation at t < T-1 (one
+    not also terminated). Flags are time-last views ``[..., T]``; reads them (a host sync)."""
+    interior = truncated[..., :-1] != 0
+    if terminated is not None:
+        interior = interior & (terminated[..., :-1] == 0)
+    if bool(interior.any()):
+        raise ValueError("last_value cannot express interior truncations (truncated[t] for "
+                         "t < T-1 without terminated[t]); pass bootstrap_values instead")

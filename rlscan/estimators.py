@@ -23,6 +23,8 @@ Conventions shared by every function (ALGORITHMS.md is normative):
 * Repeated calls: on CUDA, a call with the signature of an earlier one (every tensor's shape,
   strides, dtype, device and alignment, every other argument's value) replays the launches that
   call recorded, skipping validation and setup (rlscan/_replay.py); results are identical.
+* torch.compile: on the kernel path a traced call is one opaque op, ``rlscan::scan``
+  (rlscan/_custom_op.py), with the eager call's results, layout and errors.
 """
 from typing import NamedTuple
 
@@ -30,7 +32,7 @@ import torch
 
 from . import _checks as C
 from . import _problem as P
-from ._layout import Layout, execute
+from ._layout import Layout, execute, use_kernels
 from ._replay import forbid, replayable
 
 
@@ -74,13 +76,12 @@ def _successor(lay: Layout, est: str, values, next_values, bootstrap_values, las
             raise ValueError("last_value with truncated reads the flags (interior truncations "
                              "need bootstrap_values), which meta tensors do not hold; pass "
                              "bootstrap_values")
-        interior = truncated.movedim(lay.td, -1)[..., :-1] != 0
-        if terminated is not None:
-            interior = interior & (terminated.movedim(lay.td, -1)[..., :-1] == 0)
-        forbid()    # a check of values: no replay may skip it
-        if bool(interior.any()):
-            raise ValueError("last_value cannot express interior truncations (truncated[t] for "
-                             "t < T-1 without terminated[t]); pass bootstrap_values instead")
+        if not (torch.compiler.is_compiling() and use_kernels(lay.device)):
+            # (traced on the kernel path, the op rlscan::scan checks it: rlscan/_custom_op.py)
+            forbid()    # a check of values: no replay may skip it
+            P.check_no_interior_truncations(
+                None if terminated is None else terminated.movedim(lay.td, -1),
+                truncated.movedim(lay.td, -1))
     if bv is not None:
         return {"vnext": P.VN_BOOT_STEPS, "nv": bv}
     if lv is not None:

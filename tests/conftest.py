@@ -118,3 +118,39 @@ def pytest_collection_modifyitems(config, items):
     keep = [item for k, item in enumerate(items) if k % n == i]
     config.hook.pytest_deselected(items=[item for k, item in enumerate(items) if k % n != i])
     items[:] = keep
+
+
+class _Launcher:
+    """Stands in for Triton's compiled launcher: keeps the argument list of every launch."""
+    function, packed_metadata = 0, None
+
+    def __init__(self):
+        self.launches = []
+
+    def run(self, gx, gy, gz, stream, function, meta, launch_meta, enter, exit_, *args):
+        self.launches.append(((gx, gy), list(args)))
+
+
+@pytest.fixture
+def fake_direct_launch(monkeypatch):
+    """The CUDA path's direct launches, on CPU tensors: launch._run hands the stand-in
+    launcher the call's ints and reports the launch to _replay (rlscan/_replay.py), as it does
+    on a GPU."""
+    from rlscan import _layout, _replay   # (imported here: the interpreter is on by now)
+    from rlscan.kernels import launch
+    ck = _Launcher()
+
+    def run(kernel, grid, args, objs, consts, options, spec, names=None):
+        ck.run(grid[0], grid[1], 1, 0, 0, None, None, None, None, *args, *consts)
+        _replay.record_launch(ck.run, (ck.function, ck.packed_metadata, None, None, None),
+                              grid, args, objs, consts, 0)
+
+    monkeypatch.setattr(launch, "_run", run)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: 0, raising=False)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    monkeypatch.setattr(_layout, "POISON_OUTPUTS", False)
+    monkeypatch.setattr(_replay, "_gate", launch._replay_allowed)
+    monkeypatch.setattr(_replay, "_plans", {})
+    return ck

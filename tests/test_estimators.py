@@ -905,6 +905,25 @@ def test_a_long_row_without_episode_ends_runs_what_its_coefficients_allow(N, T, 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(64, 300), (2, 1 << 17)], ids=["row_block", "long_rows"])
+def test_a_call_on_another_gpu_than_the_current_one_runs_on_its_inputs_gpu(shape):
+    """Triton launches on the current device; inputs on cuda:1 while cuda:0 is current must
+    still be solved on cuda:1 (launch.launch switches the device), call after call (the first
+    call records, later ones take the whole path: a plan replays only on its own device)."""
+    if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    kw, rk = make("gae", shape, seed=8)
+    expected = reference("gae", rk)
+    with torch.cuda.device(0):
+        for _ in range(3):
+            out = call("gae", kw, "cuda:1")
+            assert all(o.device == torch.device("cuda:1") for o in out)
+            assert_matches(out, expected, T=shape[1], scale=scale_of("gae", rk))
+    with torch.cuda.device(1):   # and from its own device, after the calls from the other
+        assert_matches(call("gae", kw, "cuda:1"), expected, T=shape[1], scale=scale_of("gae", rk))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("tile", [(256, 1), (1024, 4), (2048, 8)], ids=lambda t: f"{t[0]}w{t[1]}")
 @pytest.mark.parametrize("est", ["gae", "discounted_returns", "episodic_cumsum"])
 def test_persistent_lookback_equals_the_filled_one_call_after_call_on_two_streams(est, tile):

@@ -183,6 +183,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             "CPU tensors reach rlscan's Triton kernels (RLSCAN_INTERPRET=1), but the kernels were "
             "compiled for the GPU: RLSCAN_INTERPRET=1 must be in the environment before rlscan is "
             "imported, so that Triton's interpreter is on when the kernels are defined")
+    if d.is_cuda and d.device.index != torch._C._cuda_getDevice():
+        # Triton launches on the current device: make it the inputs' (a call on cuda:1 from a
+        # process whose current device is cuda:0 would read another GPU's addresses)
+        with torch.cuda.device(d.device):
+            return launch(pb, out0, out1)
     cfg = _forced if _forced is not None else select_config(pb)   # tuning DB, else heuristic
     # Addresses go in as ints: Triton's launcher then skips a data_ptr() call and a driver
     # pointer query per argument. ``objs`` keeps (position, tensor) for Triton's JIT path;
@@ -481,8 +486,9 @@ _INTERPRETED = type(fused_scan_kernel).__name__ == "InterpretedFunction"
 
 
 def _replay_allowed() -> bool:
-    """Recorded plans may replay (rlscan/_replay.py): nothing a replay would bypass is active."""
-    return (_forced is None and _layout.PATH_OVERRIDE is None and not _layout.POISON_OUTPUTS
+    """Recorded plans may replay (rlscan/_replay.py): nothing a replay would bypass is active,
+    and no torch.compile trace (which takes the op of rlscan/_custom_op.py)."""
+    return (not torch.compiler.is_compiling() and _forced is None and _layout.PATH_OVERRIDE is None and not _layout.POISON_OUTPUTS
             and _no_launch_hooks())
 
 
