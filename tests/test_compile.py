@@ -65,6 +65,20 @@ def test_compiled_call_is_one_graph_around_one_scan_op_with_eager_results(kdevic
         assert torch.equal(t, e)
 
 
+@pytest.mark.parametrize("est", cases.ESTIMATORS)
+def test_cpu_torch_path_compiles_in_one_graph_for_every_estimator(est, monkeypatch):
+    # CPU tensors outside the interpreter: dynamo traces the torch implementation's log-depth
+    # scan (rlscan/_torch_path.py), no op; it sums in another order than the eager chunked scan
+    monkeypatch.setenv("RLSCAN_INTERPRET", "0")
+    kw = cases.make(est, shape=(3, 41), seed=1)[0]
+    fn = getattr(rlscan, est)
+    rec = Graphs()
+    traced = cases.as_tuple(compiled(lambda kw: fn(**kw), rec)(kw))
+    assert len(rec.graphs) == 1 and not [o for o in rec.ops() if o.startswith("rlscan.")]
+    for t, e in zip(traced, cases.as_tuple(fn(**kw))):
+        torch.testing.assert_close(t, e, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape, time_dim", [((37, 5), 0), ((2, 29, 3), 1), ((45,), 0),
                                              ((2, 3, 33), -1)])
 def test_compiled_call_keeps_the_eager_layout_for_any_time_axis(kdevice, shape, time_dim):
