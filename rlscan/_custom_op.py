@@ -32,7 +32,8 @@ _SCALAR_FIELDS = ("vnext", "ratio", "gamma", "lmbda", "rho_bar", "c_bar", "pg_rh
 _lib = torch.library.Library("rlscan", "DEF")
 _lib.define("scan(Tensor?[] tensors, int est, bool reverse, SymInt N, SymInt T, int vnext, "
             "int ratio, float gamma, float lmbda, float rho_bar, float c_bar, float pg_rho_bar, "
-            "bool pg_mix, bool starts_at, int n_out, ScalarType dtype, bool time_major) -> Tensor[]")
+            "bool pg_mix, bool starts_at, int n_out, ScalarType dtype, bool time_major) "
+            "-> Tensor[]")
 
 
 def _outputs(n_out: int, N: int, T: int, dtype: torch.dtype, time_major: bool, device):

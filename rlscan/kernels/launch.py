@@ -488,7 +488,8 @@ _INTERPRETED = type(fused_scan_kernel).__name__ == "InterpretedFunction"
 def _replay_allowed() -> bool:
     """Recorded plans may replay (rlscan/_replay.py): nothing a replay would bypass is active,
     and no torch.compile trace (which takes the op of rlscan/_custom_op.py)."""
-    return (not torch.compiler.is_compiling() and _forced is None and _layout.PATH_OVERRIDE is None and not _layout.POISON_OUTPUTS
+    return (not torch.compiler.is_compiling() and _forced is None
+            and _layout.PATH_OVERRIDE is None and not _layout.POISON_OUTPUTS
             and _no_launch_hooks())
 
 
