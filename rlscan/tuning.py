@@ -289,6 +289,7 @@ _warned_missing: set = set()
 # device -> the slug whose entries serve it (its own, or a stand-in's: _db_slug)
 _db_devices: Dict[str, Tuple[Tuple[int, int], int, int]] = {}
 _db_slugs: dict = {}
+_layers: List[Tuple[str, Optional[Path]]] = []   # (label kind, directory) read by load()
 
 
 def _db_files(directory: Optional[Path]) -> List[Path]:
@@ -345,8 +346,9 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
             arch = _db_arch(db.doc["device"])
             if arch is not None:
                 devices[path.stem] = arch
-    global _index, _heuristic_cached, _db_devices
+    global _index, _heuristic_cached, _db_devices, _layers
     _index = index
+    _layers = layers
     _db_devices = devices
     _db_slugs.clear()
     _heuristic_cached = None

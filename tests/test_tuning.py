@@ -2096,6 +2096,47 @@ def test_a_stand_in_needs_the_same_capability_and_sm_count_and_the_nearest_l2_wi
         assert tuning.select_config(_problem(4096, 128)) == cfg(2, 128, 1)
 
 
+def test_python_m_rlscan_reports_the_db_serving_each_gpu(dirs, monkeypatch):
+    """``python -m rlscan``: the loaded DBs, and per GPU whether its own DB, a stand-in's or
+    none serves it (GPUs stood in for by their properties)."""
+    from types import SimpleNamespace
+
+    from rlscan import __main__ as info
+    shipped, overlay, reload = dirs
+    e = {"gae": [entry(4096, 128, cfg(8, 128, 2)), entry(64, 512, cfg(4, 128, 1))]}
+    write(shipped / "nvidia-h200.json", arch_doc(e, "NVIDIA H200", l2_mib=60))
+    write(overlay / "nvidia-h100-80gb-hbm3.json", arch_doc(e, "NVIDIA H100 80GB HBM3"))
+    reload()
+    gpus = [SimpleNamespace(name=n, major=c[0], minor=c[1], multi_processor_count=sms,
+                            L2_cache_size=l2 << 20)
+            for n, c, sms, l2 in [("NVIDIA H200", (9, 0), 132, 60),
+                                  ("NVIDIA H800", (9, 0), 132, 50),
+                                  ("NVIDIA GeForce RTX 4090", (8, 9), 128, 72)]]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: len(gpus))
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: gpus[d.index])
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: gpus[d.index].name)
+    monkeypatch.setattr(tuning, "_device_slugs", {})
+    lines = info.report().splitlines()
+    assert lines[0].startswith(f"rlscan {rlscan.__version__}, torch ")
+    assert "  cuda:0 NVIDIA H200 (sm_90, 132 SMs): its own DB, nvidia-h200" in lines
+    assert ("  cuda:1 NVIDIA H800 (sm_90, 132 SMs): no DB of its own (nvidia-h800); the stand-in "
+            "nvidia-h100-80gb-hbm3's") in "\n".join(lines)     # the nearest L2 (50 MiB)
+    assert any(ln.startswith("  cuda:2 NVIDIA GeForce RTX 4090 (sm_89, 128 SMs): no DB") and
+               "heuristic" in ln for ln in lines)
+    assert f"tuning DBs, read from shipped {shipped}, overlay {overlay}:" in lines
+    assert "  nvidia-h200: 2 buckets (2 shipped); made on sm_90, 132 SMs, 60 MiB L2" in lines
+    assert ("  nvidia-h100-80gb-hbm3: 2 buckets (2 from the overlay); made on sm_90, 132 SMs, "
+            "50 MiB L2") in lines
+
+
+def test_python_m_rlscan_runs_on_a_machine_without_a_gpu():
+    out = subprocess.run([sys.executable, "-m", "rlscan"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr
+    assert "CUDA: no device" in out.stdout and "nvidia-h200:" in out.stdout
+
+
 def test_one_slow_eager_call_does_not_rule_a_candidate_out():
     """A host stall inside one eager time (2 ms around a 4 µs kernel on the H100) must not
     discard a candidate: it is ruled out only when a second call is as slow."""
