@@ -43,8 +43,20 @@ class Layout:
     def step(self, name: str, x, kind: str = "real") -> Optional[torch.Tensor]:
         if x is None:
             return None
-        C.tensor(name, x, kind=kind, shape=self.shape, device=self.device)
+        try:
+            C.tensor(name, x, kind=kind, shape=self.shape, device=self.device)
+        except ValueError as e:
+            if name == "values" and self._one_step_longer(x):   # V(s_0..s_T), a common layout
+                raise ValueError(f"{e}. It has one step more: pass its first T steps, "
+                                 f"V(s_0)..V(s_T-1), as values and its last, V(s_T), as "
+                                 f"last_value (or per step as bootstrap_values)") from None
+            raise
         return x
+
+    def _one_step_longer(self, x: torch.Tensor) -> bool:
+        want = list(self.shape)
+        want[self.td] += 1
+        return list(x.shape) == want
 
     def row(self, name: str, x, kind: str = "real") -> Optional[torch.Tensor]:
         """A per-row tensor of the batch shape, checked; None passes through."""

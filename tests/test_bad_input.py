@@ -22,7 +22,11 @@ LR = t()
 CASES = [
     # (call, exception, words the message must contain)
     (lambda: rlscan.gae([1.0, 2.0], V), TypeError, ["rewards", "torch.Tensor"]),
-    (lambda: rlscan.gae(R, t(N, T + 1)), ValueError, ["values", "shape"]),
+    (lambda: rlscan.gae(R, t(N, T + 1)), ValueError,
+     ["values", "shape", "one step more", "first T steps", "last_value"]),
+    (lambda: rlscan.vtrace(R.t(), t(T + 1, N), log_ratio=LR.t(), time_dim=0), ValueError,
+     ["values", "one step more", "last_value"]),
+    (lambda: rlscan.gae(R, t(N + 1, T)), ValueError, ["values", "shape"]),
     (lambda: rlscan.gae(R, V, t(N, T - 1, dtype=torch.bool)), ValueError, ["terminated", "shape"]),
     (lambda: rlscan.gae(R, V.double()), TypeError, ["values", "float64"]),
     (lambda: rlscan.gae(R.long(), V), TypeError, ["rewards", "dtype"]),
