@@ -48,9 +48,12 @@ def _gpu_lines() -> list:
         device = torch.device("cuda", i)
         p = torch.cuda.get_device_properties(device)
         own = tuning.gpu_slug(p.name)
+        chosen = dict(tuning._db_slugs)           # (a first choice warns: kept for the calls)
         with warnings.catch_warnings():          # the stand-in's warning: said below instead
             warnings.simplefilter("ignore", tuning.RLScanTuningWarning)
             served = tuning._db_slug(device)
+        tuning._db_slugs.clear()
+        tuning._db_slugs.update(chosen)
         if served in tuning._index and served == own:
             db = f"its own DB, {own}"
         elif served in tuning._index:

@@ -68,12 +68,9 @@ def _number(name: str, v, what: str = "a float or a tensor") -> float:
     return float(v)
 
 
-def unit_interval(name: str, v, shape, device, read: bool = True) -> "float | torch.Tensor":
-    """γ or λ: a float in [0, 1], or a real tensor broadcastable to the per-step shape.
-
-    Tensor values are range-checked on CPU (``read``: not while torch.compile traces the kernel
-    path, whose op makes the check when it runs); on CUDA that would need a host sync, so it is
-    skipped."""
+def unit_interval(name: str, v, shape, device) -> "float | torch.Tensor":
+    """γ or λ: a float in [0, 1], or a real tensor broadcastable to the per-step shape (whose
+    values :func:`values_in_unit_interval` checks where the call runs: rlscan/_layout.py)."""
     if isinstance(v, torch.Tensor):
         if not v.dtype.is_floating_point:
             raise TypeError(f"{name} has dtype {v.dtype}; expected a floating-point tensor")
@@ -86,8 +83,6 @@ def unit_interval(name: str, v, shape, device, read: bool = True) -> "float | to
         except RuntimeError:
             raise ValueError(f"{name} has shape {tuple(v.shape)}, which does not broadcast to the "
                              f"per-step shape {tuple(shape)}") from None
-        if read and v.device.type == "cpu":
-            values_in_unit_interval(name, v)
         return v
     f = _number(name, v)
     if not 0.0 <= f <= 1.0:

@@ -13,6 +13,7 @@ import torch
 from . import _checks as C
 from . import _custom_op
 from . import _problem as P
+from ._replay import forbid
 
 
 POISON_OUTPUTS = False   # tests set this: outputs start as NaN so unwritten lanes show up
@@ -27,6 +28,17 @@ class Layout:
             raise TypeError(f"{name} must be a torch.Tensor, got {type(primary).__name__}")
         self.td = C.time_axis(time_dim, primary.dim())
         C.tensor(name, primary, kind=kind)
+        self._describe(primary)
+
+    @classmethod
+    def checked_already(cls, primary: torch.Tensor, td: int) -> "Layout":
+        """The Layout of a call whose arguments were checked (``td`` non-negative)."""
+        lay = cls.__new__(cls)
+        lay.td = td
+        lay._describe(primary)
+        return lay
+
+    def _describe(self, primary: torch.Tensor) -> None:
         self.primary = primary
         self.shape = tuple(primary.shape)
         self.device = primary.device
@@ -67,16 +79,10 @@ class Layout:
         return x
 
     def coef(self, name: str, v):
-        """γ or λ: (float, None) or (0.0, broadcast per-step tensor)."""
-        v = C.unit_interval(name, v, self.shape, self.device,
-                            read=not (torch.compiler.is_compiling() and use_kernels(self.device)))
+        """γ or λ: (float, None) or (0.0, broadcast per-step tensor; its values are checked by
+        ``execute``)."""
+        v = C.unit_interval(name, v, self.shape, self.device)
         return (0.0, v) if isinstance(v, torch.Tensor) else (v, None)
-
-    def from_rows(self, x: torch.Tensor) -> torch.Tensor:
-        """The inverse of :meth:`rows`: an [N, T] tensor in the primary input's shape."""
-        if len(self.shape) == 2:
-            return x if self.td == 1 else x.t()
-        return x.reshape(*self.batch_shape, self.T).movedim(-1, self.td)
 
     def empty(self, dtype: torch.dtype) -> Tuple[torch.Tensor, torch.Tensor]:
         """An output in the primary input's layout, and its [N, T] view."""
@@ -88,7 +94,8 @@ class Layout:
         moved = out.movedim(self.td, -1)
         try:
             return out, moved.view(self.N, self.T)
-        except RuntimeError:   # layout not collapsible: fall back to time-last rows
+        except (RuntimeError, ValueError):   # not collapsible (fake tensors: ValueError):
+            # time-last rows instead
             moved = torch.full(moved.shape, float("nan"), dtype=dtype, device=self.device)
             return moved.movedim(-1, self.td), moved.view(self.N, self.T)
 
@@ -114,14 +121,37 @@ def _kernel_launch():
 _PER_ROW = ("row0", "row1")
 
 
+def check_values(lay: Layout, f: dict) -> None:
+    """The checks that read tensor values (a host sync on CUDA), on every call: ``last_value``
+    cannot bootstrap interior truncations, and a CPU per-step γ or λ lies in [0, 1] (on CUDA
+    that would be a sync per call, so it is not checked)."""
+    if f.get("vnext") == P.VN_BOOT_LAST and f.get("trunc") is not None:
+        forbid()    # no replay may skip it
+        term = f.get("term")
+        P.check_no_interior_truncations(None if term is None else term.movedim(lay.td, -1),
+                                        f["trunc"].movedim(lay.td, -1))
+    for name, key in (("gamma", "g"), ("lmbda", "lam")):
+        v = f.get(key)
+        if v is not None and v.device.type == "cpu":
+            C.values_in_unit_interval(name, v)
+
+
+def traced(device: torch.device) -> bool:
+    """A torch.compile trace of the kernel path: the call becomes the op of
+    rlscan/_custom_op.py."""
+    return torch.compiler.is_compiling() and PATH_OVERRIDE is None and use_kernels(device)
+
+
 def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
-    """Flatten inputs to rows, build the Problem, allocate outputs, run the chosen path."""
-    traced = (torch.compiler.is_compiling() and PATH_OVERRIDE is None
-              and use_kernels(lay.device))
-    if lay.N == 0 or lay.T == 0 or not traced:
-        outs = [lay.empty(dtype) for _ in range(n_out)]
-        if lay.N == 0 or lay.T == 0:
-            return [o for o, _ in outs]
+    """Check what only the data can tell, flatten inputs to rows, build the Problem, allocate
+    outputs, run the chosen path; traced by torch.compile on the kernel path, all of that is
+    one op (rlscan/_custom_op.py), whose implementation calls this."""
+    if traced(lay.device):
+        return _custom_op.run(lay, pb_fields, n_out, dtype)
+    check_values(lay, pb_fields)
+    outs = [lay.empty(dtype) for _ in range(n_out)]
+    if lay.N == 0 or lay.T == 0:
+        return [o for o, _ in outs]
     fields = dict(pb_fields)
     if lay.td != 1 or len(lay.shape) != 2:     # 2-D time-last tensors already are the rows
         for k, v in pb_fields.items():
@@ -132,9 +162,6 @@ def execute(lay: Layout, pb_fields: dict, n_out: int, dtype: torch.dtype):
         if v is not None:
             fields[k] = v.reshape(lay.N).contiguous()
     pb = P.Problem(N=lay.N, T=lay.T, **fields)
-    if traced:     # torch.compile: the launch as one opaque op (rlscan/_custom_op.py)
-        time_major = lay.td == 0 and len(lay.shape) > 1
-        return [lay.from_rows(o) for o in _custom_op.run(pb, n_out, dtype, time_major)]
     v0 = outs[0][1]
     v1 = outs[1][1] if n_out > 1 else None
     if PATH_OVERRIDE is not None:

@@ -81,7 +81,13 @@ def scalar_decay_bound(est: int, gamma: Optional[float], lmbda: Optional[float],
 def check_no_interior_truncations(terminated: Optional[torch.Tensor],
                                   truncated: torch.Tensor) -> None:
     """``last_value`` gives V(s_T) alone, so it cannot bootstrap a truncation at t < T-1 (one
-    not also terminated). Flags are time-last views ``[..., T]``; reads them (a host sync)."""
+    not also terminated). Flags are time-last views ``[..., T]``; reads them (a host sync, which
+    a CUDA graph capture cannot make: then a ValueError instead of a broken capture)."""
+    if truncated.is_cuda and torch.cuda.is_current_stream_capturing():
+        raise ValueError("last_value with truncated makes rlscan read the flags on the host "
+                         "(interior truncations need bootstrap_values), which cannot happen "
+                         "inside a CUDA graph capture (torch.cuda.graph, or torch.compile's "
+                         "mode='reduce-overhead'); pass bootstrap_values instead")
     interior = truncated[..., :-1] != 0
     if terminated is not None:
         interior = interior & (terminated[..., :-1] == 0)

@@ -32,8 +32,8 @@ import torch
 
 from . import _checks as C
 from . import _problem as P
-from ._layout import Layout, execute, use_kernels
-from ._replay import forbid, replayable
+from ._layout import Layout, execute
+from ._replay import replayable
 
 
 class GAE(NamedTuple):
@@ -70,18 +70,12 @@ def _successor(lay: Layout, est: str, values, next_values, bootstrap_values, las
                              f"(with bootstrap_values or last_value for the bootstrap)")
         if bv is None and lv is None:
             return {"vnext": P.VN_NONE}
-    if lv is not None and truncated is not None:
-        # one host sync, only for this combination; pass bootstrap_values to avoid it
-        if truncated.device.type == "meta":
-            raise ValueError("last_value with truncated reads the flags (interior truncations "
-                             "need bootstrap_values), which meta tensors do not hold; pass "
-                             "bootstrap_values")
-        if not (torch.compiler.is_compiling() and use_kernels(lay.device)):
-            # (traced on the kernel path, the op rlscan::scan checks it: rlscan/_custom_op.py)
-            forbid()    # a check of values: no replay may skip it
-            P.check_no_interior_truncations(
-                None if terminated is None else terminated.movedim(lay.td, -1),
-                truncated.movedim(lay.td, -1))
+    if lv is not None and truncated is not None and truncated.device.type == "meta":
+        # (the flags are checked for interior truncations where the call runs, one host sync:
+        # _layout.check_values; pass bootstrap_values to avoid it)
+        raise ValueError("last_value with truncated reads the flags (interior truncations "
+                         "need bootstrap_values), which meta tensors do not hold; pass "
+                         "bootstrap_values")
     if bv is not None:
         return {"vnext": P.VN_BOOT_STEPS, "nv": bv}
     if lv is not None:

@@ -100,6 +100,28 @@ def test_compiled_call_keeps_the_eager_layout_for_any_time_axis(kdevice, shape, 
         assert torch.equal(t, e)
 
 
+@pytest.mark.parametrize("shape, time_dim, order", [
+    ((5, 37), 1, (1, 0)),          # [N, T] stored time-major
+    ((37, 5), 0, (1, 0)),          # [T, N] stored time-last
+    ((2, 29, 3), 1, (1, 2, 0)),    # [B1, T, B2] stored [T, B2, B1]
+    ((2, 3, 29), 2, (2, 0, 1))])   # [B1, B2, T] stored [T, B1, B2]
+def test_compiled_call_keeps_the_eager_layout_whatever_the_inputs_memory_order(
+        kdevice, shape, time_dim, order):
+    # eager outputs follow the primary input's memory order (Layout.empty), and the kernel's
+    # config follows the outputs' layout: the op's outputs must be allocated the same way
+    def stored(x):     # x's values in `shape`, its memory in the axis order `order`
+        return x.permute(*order).contiguous().permute(*[order.index(i) for i in range(x.dim())])
+    time_last = shape[:time_dim] + shape[time_dim + 1:] + (shape[time_dim],)
+    kw = on(kdevice, cases.make("gae", shape=time_last, seed=9)[0])
+    kw = {k: (stored(v.movedim(-1, time_dim)) if isinstance(v, torch.Tensor)
+              and v.shape == time_last else v) for k, v in kw.items()}
+    eager = rlscan.gae(**kw, time_dim=time_dim)
+    traced = compiled(lambda kw: rlscan.gae(**kw, time_dim=time_dim), "aot_eager")(kw)
+    for t, e in zip(traced, eager):
+        assert t.shape == e.shape == shape and t.stride() == e.stride()
+        assert torch.equal(t, e)
+
+
 def test_compiled_call_takes_per_step_gamma_tensors_and_bf16_outputs(kdevice):
     kw = on(kdevice, cases.make("vtrace", shape=(4, 23), seed=3)[0])
     kw["gamma"] = torch.linspace(0.9, 1.0, 4, device=kdevice)[:, None]   # per row, broadcast
@@ -110,11 +132,20 @@ def test_compiled_call_takes_per_step_gamma_tensors_and_bf16_outputs(kdevice):
 
 
 def test_compiled_call_follows_gamma_passed_as_an_argument(kdevice):
+    # a float is a constant of the graph (a new value compiles anew); a 0-d tensor is data
     kw = on(kdevice, cases.make("discounted_returns", shape=(2, 30), seed=4)[0])
     del kw["gamma"]
-    step = compiled(lambda kw, g: rlscan.discounted_returns(**kw, gamma=g) * 2, "aot_eager")
+    rec = Graphs()
+    step = compiled(lambda kw, g: rlscan.discounted_returns(**kw, gamma=g) * 2, rec)
     for g in (0.9, 0.5, 0.9):
         assert torch.equal(step(kw, g), rlscan.discounted_returns(**kw, gamma=g) * 2)
+    assert len(rec.graphs) == 2
+    rec = Graphs()
+    step = compiled(lambda kw, g: rlscan.discounted_returns(**kw, gamma=g) * 2, rec)
+    for g in (0.9, 0.5, 0.7):
+        g = torch.tensor(g, device=kdevice)
+        assert torch.equal(step(kw, g), rlscan.discounted_returns(**kw, gamma=g) * 2)
+    assert len(rec.graphs) == 1
 
 
 @pytest.mark.parametrize("time_dim", [-1, 0])
@@ -215,3 +246,28 @@ def test_compiled_calls_replay_the_ops_recorded_launches(fake_direct_launch, mon
         named.append([names.get(a, a) if isinstance(a, int) else a for a in args])
     assert named[0] == named[1] == named[2]
     assert {"out0", "out1", "rewards", "values"} <= set(named[0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("how", ["cuda_graph", "reduce_overhead"])
+def test_last_value_with_truncated_is_refused_inside_a_cuda_graph_capture(how):
+    # the check reads the flags on the host, which a capture cannot do: a clear error instead
+    # of a broken capture, and an eager call afterwards still works
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    kw = on("cuda", cases.make("gae", shape=(4, 50), seed=10, encoding="last_value")[0])
+    kw["truncated"] = torch.zeros(4, 50, dtype=torch.bool, device="cuda")
+    kw["truncated"][:, -1] = True
+    expected = rlscan.gae(**kw).advantages
+    with pytest.raises(ValueError, match="CUDA graph capture"):
+        if how == "cuda_graph":
+            with torch.cuda.graph(torch.cuda.CUDAGraph()):
+                rlscan.gae(**kw)
+        else:
+            torch._dynamo.reset()
+            step = torch.compile(lambda kw: rlscan.gae(**kw).advantages.clone(),
+                                 mode="reduce-overhead", fullgraph=True)
+            for _ in range(3):     # warm-up, then the capture
+                assert torch.equal(step(kw), expected)
+    torch.cuda.synchronize()
+    assert torch.equal(rlscan.gae(**kw).advantages, expected)
