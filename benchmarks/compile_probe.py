@@ -10,6 +10,7 @@ with torch._dynamo.disable); every compiled output checked bitwise against the e
 Prints a Markdown table (µs a call); writes nothing.
 """
 import argparse
+import os
 
 import torch
 import torch._dynamo
@@ -32,6 +33,9 @@ def _modes(fn):
 
 
 def main(argv=None):
+    if os.environ.get("RLSCAN_POOL_HISTORY"):   # where a CUDA graph tree's stray block came from
+        import torch._inductor.config as ic
+        ic.triton.cudagraph_trees_history_recording = True
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--estimators", default="gae,vtrace,discounted_returns")
     ap.add_argument("--shapes", default="4096x128,8x65536")

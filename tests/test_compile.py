@@ -249,6 +249,30 @@ def test_compiled_calls_replay_the_ops_recorded_launches(fake_direct_launch, mon
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
+def test_reduce_overhead_warm_up_keeps_lookback_workspaces_out_of_the_graphs_pool(est):
+    # a look-back call's persistent workspace made during a CUDA graph tree's warm-up must not
+    # be allocated in the tree's pool (its pool check fails: a block no output accounts for);
+    # the outputs held from call to call, as a training loop may hold them
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from rlscan.kernels import launch
+    with launch.force_config(strategy="lookback", BLOCK_N=1, BLOCK_T=64, num_warps=1,
+                             CHUNKS_PER_SPAN=1):
+        for T in (640, 960):      # a new size: a new workspace inside the tree's warm-up
+            torch._dynamo.reset()
+            step = torch.compile(lambda kw: cases.as_tuple(getattr(rlscan, est)(**kw))[0],
+                                 mode="reduce-overhead", fullgraph=True)
+            held = []
+            for seed in range(4):
+                kw = on("cuda", cases.make(est, shape=(3, T), seed=seed)[0])
+                held.append(step(kw))
+                expected = cases.as_tuple(getattr(rlscan, est)(**kw))[0]
+                assert torch.equal(held[-1], expected), (T, seed)
+                held = held[-1:]
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("how", ["cuda_graph", "reduce_overhead"])
 def test_last_value_with_truncated_is_refused_inside_a_cuda_graph_capture(how):
     # the check reads the flags on the host, which a capture cannot do: a clear error instead
