@@ -31,6 +31,7 @@ import threading
 
 import torch
 
+from . import _graph_pools
 from .kernels import lookback_state
 
 _plans: dict = {}     # signature -> _Plan, or None for "take the whole path"
@@ -116,7 +117,7 @@ class _Plan:
         body.append("stream = _stream(_device)")
         for w, (shape, dt, fill, persistent) in enumerate(self.workspaces):
             if persistent is not None:     # the stream's own (kernels/lookback_state.py)
-                bound["_state"] = lookback_state.eager_address
+                bound["_state"] = _graph_pools.eager_address
                 bound[f"_pd{w}"], bound[f"_nk{w}"] = persistent
                 body.append(f"w{w} = _state(_pd{w}, _nk{w}, stream)")
                 continue

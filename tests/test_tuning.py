@@ -2096,6 +2096,19 @@ def test_a_stand_in_needs_the_same_capability_and_sm_count_and_the_nearest_l2_wi
         assert tuning.select_config(_problem(4096, 128)) == cfg(2, 128, 1)
 
 
+def test_the_shipped_dbs_were_tuned_for_this_kernel_source():
+    """An edit to a file the kernel source hash covers (rlscan/kernels/ but for configs.py and
+    launch.py) makes every shipped entry stale, and every call falls back to the heuristic: host
+    code belongs outside it (the fortieth session's workspace fix first went into
+    lookback_state.py, and only a test that read a tuned config noticed)."""
+    shipped = Path(__file__).resolve().parents[1] / "tuning_db"
+    files = sorted(shipped.glob("*.json"))
+    assert files
+    for path in files:
+        db = tuning.parse_db(path, expect_slug=path.stem)
+        assert db.stale == [] and len(db.entries) > 0, (path.name, db.stale)
+
+
 def test_python_m_rlscan_reports_the_db_serving_each_gpu(dirs, monkeypatch):
     """``python -m rlscan``: the loaded DBs, and per GPU whether its own DB, a stand-in's or
     none serves it (GPUs stood in for by their properties)."""

@@ -9,11 +9,10 @@ import triton
 from triton import knobs
 from triton.runtime.jit import JITFunction
 
-from .. import _layout, _replay
+from .. import _graph_pools, _layout, _replay
 from .. import _problem as P
 from ..tuning import select_config
 from .configs import two_level_fits as _two_level_fits
-from . import lookback_state
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
 _forced: Optional[dict] = None
@@ -277,7 +276,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         # ("not yet") int64 workspace and folds the earlier ones (scan.py). A persistent one
         # that the scan keeps clean itself (PHASE 4, lookback_state.py) needs no fill launch
         n = pb.N * K
-        state = lookback_state.acquire(d.device, n, out0)
+        state = _graph_pools.acquire(d.device, n, out0)
         if state is not None:
             _replay.record_workspace(state, persistent=n)
             _run(kernel, (row_progs, K), *_workspace(args, objs, (state, d, d), K, tail),

@@ -22,8 +22,6 @@ and wrong for two at once. Which launches share one:
   3). Captured workspaces are kept for the life of the process (a graph may replay at any
   time) unless the process says its graphs are gone (``release_captured``).
 """
-import sys
-import threading
 from collections import OrderedDict
 from typing import Optional
 
@@ -41,39 +39,10 @@ def words(nk: int) -> int:
     return 2 * nk
 
 
-def _filled(device: torch.device, nk: int) -> torch.Tensor:
+def _new(device: torch.device, nk: int) -> torch.Tensor:
     w = torch.full((words(nk),), -1, dtype=torch.int64, device=device)
     w[nk:] = 0                           # as if a launch had published there: half 0 is clean
     return w
-
-
-def _new(device: torch.device, nk: int) -> torch.Tensor:
-    """A clean workspace. In a process that runs CUDA graph trees (torch.compile's
-    mode="reduce-overhead"), made by a thread of its own: inside a tree's warm-up every
-    allocation of the calling thread goes to the tree's private pool, which must hold nothing
-    but its graphs' tensors (a workspace kept there failed the tree's pool check on an H100,
-    fortieth session). Such a block belongs to that thread's stream: it is filled and
-    synchronised there, and freed only after the calling stream's work on it
-    (``record_stream``). Elsewhere a stream-ordered fill, no thread and no synchronisation
-    (rows of a new length every call make a workspace every call)."""
-    if device.type != "cuda" or "torch._inductor.cudagraph_trees" not in sys.modules:
-        return _filled(device, nk)
-    made = []
-
-    def make():
-        try:
-            with torch.cuda.device(device):
-                made.append(_filled(device, nk))
-                torch.cuda.current_stream(device).synchronize()
-        except BaseException as e:       # (an out-of-memory error, say) raised below instead
-            made.append(e)
-    t = threading.Thread(target=make, name="rlscan-workspace")
-    t.start()
-    t.join()
-    if isinstance(made[0], BaseException):
-        raise made[0]
-    made[0].record_stream(torch.cuda.current_stream(device))
-    return made[0]
 
 
 def _stream_of(device: torch.device) -> int:
