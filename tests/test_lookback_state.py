@@ -80,3 +80,52 @@ def test_releasing_captured_workspaces_makes_room_for_later_captures(
     assert S.acquire(CPU, 8, torch.empty(1)) is not None
     S.release_captured()                                 # the tuner deleted that graph
     assert S.acquire(CPU, 9, torch.empty(1)) is not None
+
+
+class _Workspace:
+    """Stands in for a CUDA workspace: remembers the thread that made it and its streams."""
+
+    def __init__(self):
+        import threading
+        self.thread = threading.current_thread()
+        self.streams = []
+
+    def record_stream(self, stream):
+        self.streams.append(stream)
+
+    def data_ptr(self):
+        return id(self)
+
+
+@pytest.mark.parametrize("trees_loaded", [False, True])
+def test_workspaces_are_made_outside_the_calling_thread_once_cuda_graph_trees_are_loaded(
+        monkeypatch, trees_loaded):
+    """Inside a CUDA graph tree's warm-up the calling thread's allocations go to the tree's
+    private pool (rlscan/_graph_pools.py): with trees loaded, a call that makes a workspace has
+    the stream's one and a spare made by another thread, and marks the stream's one as used by
+    the calling stream; without them, nothing changes (made where called, no spare yet)."""
+    import contextlib
+    import sys
+    import threading
+
+    from rlscan import _graph_pools
+    cuda = torch.device("cuda", 0)                 # (no GPU needed: CUDA calls stood in for)
+    monkeypatch.setattr(S, "_new", lambda device, nk: _Workspace())
+    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
+    stream = type("Stream", (), {"synchronize": lambda self: None})()
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: stream)
+    if trees_loaded:
+        monkeypatch.setitem(sys.modules, "torch._inductor.cudagraph_trees", sys)
+    else:
+        monkeypatch.delitem(sys.modules, "torch._inductor.cudagraph_trees", raising=False)
+    w = _graph_pools.eager(cuda, 8, stream=3)
+    assert w is S._eager[(cuda, 3, 8)]
+    if trees_loaded:
+        assert w.thread is not threading.current_thread() and w.streams == [stream]
+        assert S._spares[(cuda, 8)].thread is not threading.current_thread()
+        made = dict(S._eager), dict(S._spares)
+        assert _graph_pools.eager(cuda, 8, stream=3) is w            # nothing more made
+        assert (dict(S._eager), dict(S._spares)) == made
+    else:
+        assert w.thread is threading.current_thread() and w.streams == [] and S._spares == {}
+    assert _graph_pools.eager_address(cuda, 8, 3) == w.data_ptr()
