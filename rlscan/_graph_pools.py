@@ -31,13 +31,19 @@ def eager_address(device: torch.device, nk: int, stream: int) -> int:
 
 def acquire(device: torch.device, nk: int, out: torch.Tensor):
     """``lookback_state.acquire``, with the eager workspaces made as ``eager`` makes them."""
-    if not lookback_state.capturing(device):
+    # the stream and capture state read only where graph trees are loaded: elsewhere this is
+    # every eager look-back call's path
+    if _trees_loaded(device) and not lookback_state.capturing(device):
         _outside_pools(device, nk, lookback_state._stream_of(device))
     return lookback_state.acquire(device, nk, out)
 
 
+def _trees_loaded(device: torch.device) -> bool:
+    return device.type == "cuda" and "torch._inductor.cudagraph_trees" in sys.modules
+
+
 def _outside_pools(device: torch.device, nk: int, stream: int) -> None:
-    if device.type == "cuda" and "torch._inductor.cudagraph_trees" in sys.modules and (
+    if _trees_loaded(device) and (
             (device, stream, nk) not in lookback_state._eager
             or (device, nk) not in lookback_state._spares):
         _made_in_a_thread(device, nk, stream)
