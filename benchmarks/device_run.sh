@@ -509,7 +509,7 @@ tm-probe)
   # must stay resident, and its 16-step spans take 186 registers, 10 warps an SM; 8-step ones
   # 122, 16). Its interpreter check is a CPU test (tests/test_tuning.py)
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  for w in 8 ${TMP_WARPS:-10}; do
+  for w in 8 ${TMP_WARPS-10}; do   # TMP_WARPS= : one pass
     echo "## persistent warps an SM: $w" | tee -a $OUT/tm_probe.txt
     timeout 150 python3 $R/benchmarks/time_major_probe.py --persistent-warps $w \
       --variants ${TMP_VARIANTS:-walk:32:32:1,persistent-incl:16:32:1:2,persistent-incl:8:32:1:2} \

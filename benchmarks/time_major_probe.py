@@ -76,7 +76,7 @@ VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,lookback-incl:16:32:1
 # is not resident would wait for ever (bounded here: NaN after 2**20 rounds)
 PERSISTENT_PROGRAMS = 132 * 8
 MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5,
-         "lookback-incl": 2, "persistent-incl": 5}
+         "lookback-incl": 2, "persistent-incl": 5, "split": 6}
 WIN = 8
 
 
@@ -232,6 +232,51 @@ def _tm_persistent(A, B, X, W, N, T, NB, TOTAL, S: tl.constexpr, BN: tl.constexp
         tl.store(X + off, _apply(s_a, s_b, carry[None, :]), mask=m)
 
 
+@triton.jit(do_not_specialize=["N"])
+def _tm_split(A, B, X, N, T, S: tl.constexpr, W: tl.constexpr, BN: tl.constexpr):
+    """A walk of one column a lane whose chunks of W * S steps are split over W warps, warp k
+    holding steps k * S .. k * S + S - 1 of the chunk (lane order descending in time): each
+    warp scans its S steps in registers, the W segment summaries are exchanged (shifted by one
+    warp and scanned across warps, through shared memory) for each warp's entering value, and
+    the next chunk's loads are issued before this one's scan. A tile [S, W, BN] with W warps
+    gets triton's default layout with the warps on axis 1 (the columns, 32, fill the lanes)."""
+    cols = tl.program_id(0) * BN + tl.arange(0, BN)
+    mc = (cols < N)[None, None, :]
+    coff = cols.to(tl.int64)[None, None, :]
+    i = tl.arange(0, S)[:, None, None]
+    k = tl.arange(0, W)[None, :, None]
+    place = k * S + i                          # [S, W, 1]: 0 the chunk's latest step
+    kk = tl.arange(0, W)
+    prev = (kk[:, None, None] - 1) == kk[None, :, None]    # [W (to), W (from), 1]
+    first = (kk == 0)[:, None]
+    t = T - 1 - place
+    m = (t >= 0) & mc
+    qa = tl.load(A + (t.to(tl.int64) * N + coff), mask=m, other=1.0)
+    qb = tl.load(B + (t.to(tl.int64) * N + coff), mask=m, other=0.0)
+    carry = tl.zeros([BN], tl.float32)
+    for c in range(0, tl.cdiv(T, W * S)):
+        a = qa
+        b = qb
+        t = T - 1 - c * (W * S) - place
+        m = (t >= 0) & mc
+        off = t.to(tl.int64) * N + coff
+        tn = t - W * S
+        mn = (tn >= 0) & mc
+        qa = tl.load(A + (tn.to(tl.int64) * N + coff), mask=mn, other=1.0)
+        qb = tl.load(B + (tn.to(tl.int64) * N + coff), mask=mn, other=0.0)
+        s_a, s_b = tl.associative_scan((a, b), 0, _combine)         # in each thread
+        h_a = tl.sum(tl.where(i == S - 1, s_a, 0.0), 0)               # [W, BN] summaries
+        h_b = tl.sum(tl.where(i == S - 1, s_b, 0.0), 0)
+        # warp k's entering summary composes warps 0 .. k-1: the summaries shifted by one
+        # warp (warp 0 gets the identity (1, 0)), then scanned across warps
+        p_a = tl.where(first, 1.0, tl.sum(tl.where(prev, h_a[None, :, :], 0.0), 1))
+        p_b = tl.sum(tl.where(prev, h_b[None, :, :], 0.0), 1)
+        e_a, e_b = tl.associative_scan((p_a, p_b), 0, _combine)
+        x = _apply(s_a, s_b, _apply(e_a, e_b, carry[None, :])[None, :, :])
+        tl.store(X + off, x, mask=m)
+        carry = tl.sum(tl.sum(tl.where((i == S - 1) & (k == W - 1), x, 0.0), 0), 0)
+
+
 def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
     """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill;
     ``programs``: how many persistent ones (default: PERSISTENT_PROGRAMS warps' worth)."""
@@ -240,6 +285,9 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
     x = torch.empty_like(a)
     code, incl = MODES[mode], int(mode.endswith("-incl"))
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
+    if code == 6:       # S steps a warp, chunks of warps * S steps
+        _tm_split[(triton.cdiv(N, BN),)](a, b, x, N, T, S=S, W=warps, BN=BN, num_warps=warps)
+        return x
     if code == 5:       # as many one-warp programs as stay resident (the probe's guess)
         NB = triton.cdiv(N, BN)
         w = torch.full((K, N), -1, dtype=torch.int64, device=a.device)
@@ -296,6 +344,9 @@ def main(argv=None) -> int:
             a, b = inputs(N, T, "cpu")
             a[:, 0] = 0.9   # a column with no reset at all: its walk goes back to span 0
             ref = reference(a, b, time_dim=0)
+            for w in (2, 4):
+                ok &= within(f"{T}x{N} (T x N) S {S // 2} BN {BN} split over {w} warps",
+                             run(a, b, "split", S // 2, BN, w), ref)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
                               ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
                 ok &= within(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}",
@@ -318,7 +369,7 @@ def main(argv=None) -> int:
                                              device="cuda")])
         cols.append(f"fill {fill:.1f}")
         for mode, S, BN, warps, win in variants:
-            bench(f"{mode} {S}x{BN}/w{warps}" + (f"/W{win}" if mode not in ("walk", "bound")
+            bench(f"{mode} {S}x{BN}/w{warps}" + (f"/W{win}" if mode not in ("walk", "bound", "split")
                                                  else ""),
                   lambda i: run(*sets[i], mode, S, BN, warps, win))
         floor = 3 * N * T * 4 / bw * 1e6
