@@ -76,7 +76,8 @@ VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,lookback-incl:16:32:1
 # is not resident would wait for ever (bounded here: NaN after 2**20 rounds)
 PERSISTENT_PROGRAMS = 132 * 8
 MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5,
-         "lookback-incl": 2, "persistent-incl": 5, "split": 6}
+         "lookback-incl": 2, "persistent-incl": 5, "split": 6, "seg-bound": 7,
+         "seg-chunked": 8}
 WIN = 8
 
 
@@ -233,60 +234,92 @@ def _tm_persistent(A, B, X, W, N, T, NB, TOTAL, S: tl.constexpr, BN: tl.constexp
 
 
 @triton.jit(do_not_specialize=["N"])
-def _tm_split(A, B, X, N, T, S: tl.constexpr, W: tl.constexpr, BN: tl.constexpr):
-    """A walk of one column a lane whose chunks of W * S steps are split over W warps, warp k
-    holding steps k * S .. k * S + S - 1 of the chunk (lane order descending in time): each
-    warp scans its S steps in registers, the W segment summaries are exchanged (shifted by one
-    warp and scanned across warps, through shared memory) for each warp's entering value, and
-    the next chunk's loads are issued before this one's scan. A tile [S, W, BN] with W warps
-    gets triton's default layout with the warps on axis 1 (the columns, 32, fill the lanes)."""
+def _tm_seg(A, B, X, W, N, T, SPAN, PHASE: tl.constexpr, S: tl.constexpr, G: tl.constexpr,
+            BN: tl.constexpr, WIN: tl.constexpr):
+    """Spans of SPAN steps (program_id(1); a multiple of G * S) of BN columns, walked in chunks
+    of G segments of S steps: a tile [S, G, BN] whose segments take the lanes or warps the
+    columns leave (BN = 32, G warps: a chunk split over warps; BN = 8, one warp: 4 segments
+    on the lanes, for the few-column cells), each thread holding its segment's S steps of one
+    column (lane order descending in time). Each segment is scanned in registers, the G
+    segment summaries are shifted by one segment and scanned across segments for each
+    segment's entering value, and the next chunk's loads are issued before this one's scan.
+    PHASE 0: carry 0 at the span's start (a whole column's walk where SPAN >= T; else a
+    bound); 1: only the span's summary, published to W as look-back spans publish theirs;
+    2: the carry folded from the earlier spans' summaries (``_walk_back``), then the span."""
     cols = tl.program_id(0) * BN + tl.arange(0, BN)
-    mc = (cols < N)[None, None, :]
+    s = tl.program_id(1)
+    mc1 = cols < N
+    mc = mc1[None, None, :]
     coff = cols.to(tl.int64)[None, None, :]
     i = tl.arange(0, S)[:, None, None]
-    k = tl.arange(0, W)[None, :, None]
-    place = k * S + i                          # [S, W, 1]: 0 the chunk's latest step
-    kk = tl.arange(0, W)
-    prev = (kk[:, None, None] - 1) == kk[None, :, None]    # [W (to), W (from), 1]
-    first = (kk == 0)[:, None]
-    t = T - 1 - place
-    m = (t >= 0) & mc
+    g = tl.arange(0, G)[None, :, None]
+    place = g * S + i                          # [S, G, 1]: 0 the chunk's latest step
+    gg = tl.arange(0, G)
+    prev = (gg[:, None, None] - 1) == gg[None, :, None]    # [G (to), G (from), 1]
+    first = (gg == 0)[:, None]
+    top = T - 1 - s * SPAN                     # the span's latest step
+    lo = tl.maximum(top - SPAN + 1, 0)
+    carry = tl.zeros([BN], tl.float32)
+    if PHASE == 2:
+        if s > 0:
+            carry = _walk_back(W, N, cols.to(tl.int64), mc1, s, BN, WIN)
+    r_a = tl.full([BN], 1.0, tl.float32)      # the span's summary so far (PHASE 1)
+    r_b = tl.zeros([BN], tl.float32)
+    t = top - place
+    m = (t >= lo) & mc
     qa = tl.load(A + (t.to(tl.int64) * N + coff), mask=m, other=1.0)
     qb = tl.load(B + (t.to(tl.int64) * N + coff), mask=m, other=0.0)
-    carry = tl.zeros([BN], tl.float32)
-    for c in range(0, tl.cdiv(T, W * S)):
+    for c in range(0, tl.cdiv(top + 1 - lo, G * S)):
         a = qa
         b = qb
-        t = T - 1 - c * (W * S) - place
-        m = (t >= 0) & mc
+        t = top - c * (G * S) - place
+        m = (t >= lo) & mc
         off = t.to(tl.int64) * N + coff
-        tn = t - W * S
-        mn = (tn >= 0) & mc
+        tn = t - G * S
+        mn = (tn >= lo) & mc
         qa = tl.load(A + (tn.to(tl.int64) * N + coff), mask=mn, other=1.0)
         qb = tl.load(B + (tn.to(tl.int64) * N + coff), mask=mn, other=0.0)
         s_a, s_b = tl.associative_scan((a, b), 0, _combine)         # in each thread
-        h_a = tl.sum(tl.where(i == S - 1, s_a, 0.0), 0)               # [W, BN] summaries
+        h_a = tl.sum(tl.where(i == S - 1, s_a, 0.0), 0)               # [G, BN] summaries
         h_b = tl.sum(tl.where(i == S - 1, s_b, 0.0), 0)
-        # warp k's entering summary composes warps 0 .. k-1: the summaries shifted by one
-        # warp (warp 0 gets the identity (1, 0)), then scanned across warps
+        # segment k's entering summary composes segments 0 .. k-1: the summaries shifted by
+        # one segment (segment 0 gets the identity (1, 0)), then scanned across segments
         p_a = tl.where(first, 1.0, tl.sum(tl.where(prev, h_a[None, :, :], 0.0), 1))
         p_b = tl.sum(tl.where(prev, h_b[None, :, :], 0.0), 1)
         e_a, e_b = tl.associative_scan((p_a, p_b), 0, _combine)
-        x = _apply(s_a, s_b, _apply(e_a, e_b, carry[None, :])[None, :, :])
-        tl.store(X + off, x, mask=m)
-        carry = tl.sum(tl.sum(tl.where((i == S - 1) & (k == W - 1), x, 0.0), 0), 0)
+        if PHASE == 1:
+            f_a, f_b = _combine(e_a, e_b, h_a, h_b)                  # through segment k
+            k_a = tl.sum(tl.where((gg == G - 1)[:, None], f_a, 0.0), 0)
+            k_b = tl.sum(tl.where((gg == G - 1)[:, None], f_b, 0.0), 0)
+            r_a, r_b = _combine(r_a, r_b, k_a, k_b)
+        else:
+            x = _apply(s_a, s_b, _apply(e_a, e_b, carry[None, :])[None, :, :])
+            tl.store(X + off, x, mask=m)
+            carry = tl.sum(tl.sum(tl.where((i == S - 1) & (g == G - 1), x, 0.0), 0), 0)
+    if PHASE == 1:
+        if s == 0:
+            r_a = r_a * 0.0                     # the first span leaves its value: a reset
+        tl.store(W + s.to(tl.int64) * N + cols.to(tl.int64), _pack(r_a, r_b), mask=mc1)
 
-
-def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None):
+def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None, chunks=1):
     """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill;
-    ``programs``: how many persistent ones (default: PERSISTENT_PROGRAMS warps' worth)."""
+    ``programs``: how many persistent ones (default: PERSISTENT_PROGRAMS warps' worth);
+    ``chunks``: chunks of 32 * warps / BN segments of S steps a span (seg-bound, seg-chunked)."""
     T, N = a.shape
     K = triton.cdiv(T, S)
     x = torch.empty_like(a)
     code, incl = MODES[mode], int(mode.endswith("-incl"))
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
-    if code == 6:       # S steps a warp, chunks of warps * S steps
-        _tm_split[(triton.cdiv(N, BN),)](a, b, x, N, T, S=S, W=warps, BN=BN, num_warps=warps)
+    if code >= 6:       # segments of S steps on the lanes and warps the BN columns leave
+        G = 32 * warps // BN
+        span = triton.cdiv(T, G * S) * G * S if code == 6 else chunks * G * S
+        K = triton.cdiv(T, span)
+        if code == 8:   # two launches: the spans' summaries, then each span with its carry
+            w = torch.empty((K, N), dtype=torch.int64, device=a.device)
+        for phase in ((1, 2) if code == 8 else (0,)):
+            _tm_seg[(triton.cdiv(N, BN), K)](a, b, x, w if code == 8 else x, N, T, span,
+                                             PHASE=phase, S=S, G=G, BN=BN, WIN=win,
+                                             num_warps=warps)
         return x
     if code == 5:       # as many one-warp programs as stay resident (the probe's guess)
         NB = triton.cdiv(N, BN)
@@ -320,10 +353,11 @@ def parse_variants(text):
     out = []
     for v in text.split(","):
         mode, *nums = v.split(":")
-        if mode not in MODES or len(nums) not in (3, 4):
-            raise ValueError(f"--variants: {v!r}; expected MODE:S:BN:WARPS[:WIN], MODE one of "
-                             f"{', '.join(MODES)}")
-        out.append((mode, *(int(x) for x in nums), *([WIN] if len(nums) == 3 else [])))
+        if mode not in MODES or len(nums) not in (3, 4, 5):
+            raise ValueError(f"--variants: {v!r}; expected MODE:S:BN:WARPS[:WIN[:CHUNKS]], "
+                             f"MODE one of {', '.join(MODES)}")
+        nums = [int(x) for x in nums]
+        out.append((mode, *nums, *[WIN, 1][len(nums) - 3:]))
     return out
 
 
@@ -331,7 +365,7 @@ def main(argv=None) -> int:
     global PERSISTENT_PROGRAMS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default=CELLS)
-    p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps[:win],...")
+    p.add_argument("--variants", default=VARIANTS, help="mode:S:BN:warps[:win[:chunks]],...")
     p.add_argument("--check", action="store_true")
     p.add_argument("--persistent-warps", type=int, default=8,
                    help="warps an SM of persistent programs (all must stay resident)")
@@ -347,6 +381,11 @@ def main(argv=None) -> int:
             for w in (2, 4):
                 ok &= within(f"{T}x{N} (T x N) S {S // 2} BN {BN} split over {w} warps",
                              run(a, b, "split", S // 2, BN, w), ref)
+            # few columns: 8 a tile, 4 segments on the lanes; spans of 1 and 2 chunks
+            for chunks in (1, 2):
+                ok &= within(f"{T}x{N} (T x N) S {S // 4} BN 8 seg-chunked, {chunks} chunks a "
+                             "span", run(a, b, "seg-chunked", S // 4, 8, 1, 2, chunks=chunks),
+                             ref)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
                               ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
                 ok &= within(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}",
@@ -368,10 +407,11 @@ def main(argv=None) -> int:
         fill = device_us([lambda: torch.full((T // 16, N), -1, dtype=torch.int64,
                                              device="cuda")])
         cols.append(f"fill {fill:.1f}")
-        for mode, S, BN, warps, win in variants:
-            bench(f"{mode} {S}x{BN}/w{warps}" + (f"/W{win}" if mode not in ("walk", "bound", "split")
-                                                 else ""),
-                  lambda i: run(*sets[i], mode, S, BN, warps, win))
+        for mode, S, BN, warps, win, chunks in variants:
+            bench(f"{mode} {S}x{BN}/w{warps}"
+                  + (f"/W{win}" if mode not in ("walk", "bound", "split", "seg-bound") else "")
+                  + (f"/c{chunks}" if mode.startswith("seg") else ""),
+                  lambda i: run(*sets[i], mode, S, BN, warps, win, chunks=chunks))
         floor = 3 * N * T * 4 / bw * 1e6
         print(f"{N}x{T} floor {floor:.1f} ({len(sets)} sets) | " + " | ".join(cols), flush=True)
     return 0
