@@ -77,7 +77,7 @@ VARIANTS = ("walk:32:32:1,bound:16:32:1,lookback:16:32:1:2,lookback-incl:16:32:1
 PERSISTENT_PROGRAMS = 132 * 8
 MODES = {"walk": 0, "bound": 1, "lookback": 2, "chunked": 3, "persistent": 5,
          "lookback-incl": 2, "persistent-incl": 5, "split": 6, "seg-bound": 7,
-         "seg-chunked": 8}
+         "seg-chunked": 8, "seg-lookback": 9}
 WIN = 8
 
 
@@ -245,7 +245,9 @@ def _tm_seg(A, B, X, W, N, T, SPAN, PHASE: tl.constexpr, S: tl.constexpr, G: tl.
     segment's entering value, and the next chunk's loads are issued before this one's scan.
     PHASE 0: carry 0 at the span's start (a whole column's walk where SPAN >= T; else a
     bound); 1: only the span's summary, published to W as look-back spans publish theirs;
-    2: the carry folded from the earlier spans' summaries (``_walk_back``), then the span."""
+    2: the carry folded from the earlier spans' summaries (``_walk_back``), then the span;
+    3: one launch of one-chunk spans (SPAN = G * S) that publish their summary, fold the
+    earlier ones as they appear (W filled with "not yet") and write the span."""
     cols = tl.program_id(0) * BN + tl.arange(0, BN)
     s = tl.program_id(1)
     mc1 = cols < N
@@ -287,12 +289,18 @@ def _tm_seg(A, B, X, W, N, T, SPAN, PHASE: tl.constexpr, S: tl.constexpr, G: tl.
         p_a = tl.where(first, 1.0, tl.sum(tl.where(prev, h_a[None, :, :], 0.0), 1))
         p_b = tl.sum(tl.where(prev, h_b[None, :, :], 0.0), 1)
         e_a, e_b = tl.associative_scan((p_a, p_b), 0, _combine)
-        if PHASE == 1:
+        if PHASE == 1 or PHASE == 3:
             f_a, f_b = _combine(e_a, e_b, h_a, h_b)                  # through segment k
             k_a = tl.sum(tl.where((gg == G - 1)[:, None], f_a, 0.0), 0)
             k_b = tl.sum(tl.where((gg == G - 1)[:, None], f_b, 0.0), 0)
             r_a, r_b = _combine(r_a, r_b, k_a, k_b)
-        else:
+        if PHASE == 3:
+            if s == 0:
+                r_a = r_a * 0.0
+            tl.store(W + s.to(tl.int64) * N + cols.to(tl.int64), _pack(r_a, r_b), mask=mc1)
+            if s > 0:
+                carry = _walk_back(W, N, cols.to(tl.int64), mc1, s, BN, WIN)
+        if PHASE != 1:
             x = _apply(s_a, s_b, _apply(e_a, e_b, carry[None, :])[None, :, :])
             tl.store(X + off, x, mask=m)
             carry = tl.sum(tl.sum(tl.where((i == S - 1) & (g == G - 1), x, 0.0), 0), 0)
@@ -316,8 +324,11 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None, chunks=1):
         K = triton.cdiv(T, span)
         if code == 8:   # two launches: the spans' summaries, then each span with its carry
             w = torch.empty((K, N), dtype=torch.int64, device=a.device)
-        for phase in ((1, 2) if code == 8 else (0,)):
-            _tm_seg[(triton.cdiv(N, BN), K)](a, b, x, w if code == 8 else x, N, T, span,
+        if code == 9:   # one launch of one-chunk look-back spans
+            span, K = G * S, triton.cdiv(T, G * S)
+            w = torch.full((K, N), -1, dtype=torch.int64, device=a.device)
+        for phase in {6: (0,), 7: (0,), 8: (1, 2), 9: (3,)}[code]:
+            _tm_seg[(triton.cdiv(N, BN), K)](a, b, x, w if code >= 8 else x, N, T, span,
                                              PHASE=phase, S=S, G=G, BN=BN, WIN=win,
                                              num_warps=warps)
         return x
@@ -386,6 +397,8 @@ def main(argv=None) -> int:
                 ok &= within(f"{T}x{N} (T x N) S {S // 4} BN 8 seg-chunked, {chunks} chunks a "
                              "span", run(a, b, "seg-chunked", S // 4, 8, 1, 2, chunks=chunks),
                              ref)
+            ok &= within(f"{T}x{N} (T x N) S {S // 4} BN 8 seg-lookback WIN 2",
+                         run(a, b, "seg-lookback", S // 4, 8, 1, 2), ref)
             for mode, win in (("walk", WIN), ("lookback", WIN), ("lookback", 2), ("chunked", 2),
                               ("persistent", 2), ("lookback-incl", 2), ("persistent-incl", 2)):
                 ok &= within(f"{T}x{N} (T x N) S {S} BN {BN} {mode} WIN {win}",
@@ -410,7 +423,7 @@ def main(argv=None) -> int:
         for mode, S, BN, warps, win, chunks in variants:
             bench(f"{mode} {S}x{BN}/w{warps}"
                   + (f"/W{win}" if mode not in ("walk", "bound", "split", "seg-bound") else "")
-                  + (f"/c{chunks}" if mode.startswith("seg") else ""),
+                  + (f"/c{chunks}" if mode in ("seg-bound", "seg-chunked") else ""),
                   lambda i: run(*sets[i], mode, S, BN, warps, win, chunks=chunks))
         floor = 3 * N * T * 4 / bw * 1e6
         print(f"{N}x{T} floor {floor:.1f} ({len(sets)} sets) | " + " | ".join(cols), flush=True)
