@@ -1674,10 +1674,10 @@ def test_onepass_probe_folds_every_earlier_chunk_to_the_recurrence(monkeypatch, 
 
 def test_time_major_probe_walks_and_looks_back_to_the_recurrence(monkeypatch, capsys):
     """benchmarks/time_major_probe.py: its one-column-a-thread walk (one warp, or its chunks
-    split over 2 and 4 warps), chunked spans of 8-column tiles whose segments take the lanes
-    (chunked spans of 1 and 2 chunks, one-chunk look-back spans), look-back spans (plain, publishing the value leaving them,
-    persistent) and chunked spans give the float64 backward
-    recurrence of [T, N] buffers over chunk and span edges, ragged column blocks and a column
+    split over 2 and 4 warps), spans of 8-column tiles whose segments take the lanes (chunked,
+    of 1 and 2 chunks, and one-chunk look-back), look-back spans (plain, publishing the value
+    leaving them, persistent) and chunked spans give the float64 backward recurrence of [T, N]
+    buffers over chunk and span edges, ragged column blocks and a column
     with no reset (walked back to its first span, in windows of 2 and 8); persistent programs
     also when each walks several spans; a malformed variant is refused by name."""
     probe = _probe_checks_pass("time_major_probe", 26, "max error", monkeypatch, capsys)
