@@ -25,6 +25,12 @@ where the result is not the shipped call's):
               before waiting for the current one's carry
     lookback-incl, persistent-incl   each span, once it has its carry, publishes the value
               leaving it over its summary (as a reset): a later walk stops there
+    split     a walk whose chunks of WARPS x S steps are split over the warps, S steps each
+              (BN = 32): segment summaries exchanged through shared memory
+    seg-bound, seg-chunked, seg-lookback   spans of tiles of BN < 32 columns whose 32 x WARPS /
+              BN segments of S steps take the lanes the columns leave (few-column cells):
+              carry 0 (a bound), two launches as chunked (CHUNKS chunks a span), or one launch
+              of one-chunk look-back spans
 and, per cell, the shipped call (tuned DB) and the workspace fill alone.
 
 Thirty-second session (H200, `results/probes/2026-12-04_thirtysecond_session_time_major_probe.md`):
@@ -49,6 +55,11 @@ Thirty-third session: walks and chunked spans of such tiles are in the library, 
 ``LANE_ROWS`` (launch._lane_rows_kernel: the scan kernel compiled with its time strides
 unspecialised, which has triton lay one row a lane the way this probe's unspecialised N does).
 The persistent look-back programs are not: they need a change to scan.py.
+
+Forty-second session (`results/probes/2026-12-06_fortysecond_session_tm_*`): split walks lost
+(H100: 0.89-1.11x the one-warp walk at 2 warps, 1.02-6x at 4-8: the shared-memory exchange
+waits on every warp's loads); seg-chunked 8x8/w1/c8 ran 8x262144 in 23.7 us against the tuned
+27.8 (H200; its carry-free bound 13.1) and lost on every other cell (32x32768 21.7 vs 11.2).
 
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
@@ -265,7 +276,7 @@ def _tm_seg(A, B, X, W, N, T, SPAN, PHASE: tl.constexpr, S: tl.constexpr, G: tl.
     if PHASE == 2:
         if s > 0:
             carry = _walk_back(W, N, cols.to(tl.int64), mc1, s, BN, WIN)
-    r_a = tl.full([BN], 1.0, tl.float32)      # the span's summary so far (PHASE 1)
+    r_a = tl.full([BN], 1.0, tl.float32)      # the span's summary so far (PHASE 1, 3)
     r_b = tl.zeros([BN], tl.float32)
     t = top - place
     m = (t >= lo) & mc
@@ -308,6 +319,7 @@ def _tm_seg(A, B, X, W, N, T, SPAN, PHASE: tl.constexpr, S: tl.constexpr, G: tl.
         if s == 0:
             r_a = r_a * 0.0                     # the first span leaves its value: a reset
         tl.store(W + s.to(tl.int64) * N + cols.to(tl.int64), _pack(r_a, r_b), mask=mc1)
+
 
 def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None, chunks=1):
     """x for time-major a, b of shape [T, N]; ``w``: a [K, N] int64 workspace to fill;
