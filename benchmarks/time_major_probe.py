@@ -332,12 +332,12 @@ def run(a, b, mode, S, BN, warps, win=WIN, w=None, programs=None, chunks=1):
     grid = (triton.cdiv(N, BN), 1 if code == 0 else K)
     if code >= 6:       # segments of S steps on the lanes and warps the BN columns leave
         G = 32 * warps // BN
-        span = triton.cdiv(T, G * S) * G * S if code == 6 else chunks * G * S
+        # split: one span a column; seg-lookback: one-chunk spans; else CHUNKS chunks a span
+        span = G * S * {6: triton.cdiv(T, G * S), 9: 1}.get(code, chunks)
         K = triton.cdiv(T, span)
         if code == 8:   # two launches: the spans' summaries, then each span with its carry
             w = torch.empty((K, N), dtype=torch.int64, device=a.device)
-        if code == 9:   # one launch of one-chunk look-back spans
-            span, K = G * S, triton.cdiv(T, G * S)
+        if code == 9:   # one launch of look-back spans, the workspace "not yet" (all ones)
             w = torch.full((K, N), -1, dtype=torch.int64, device=a.device)
         for phase in {6: (0,), 7: (0,), 8: (1, 2), 9: (3,)}[code]:
             _tm_seg[(triton.cdiv(N, BN), K)](a, b, x, w if code >= 8 else x, N, T, span,
