@@ -106,6 +106,22 @@ _SPANNED = (("chunked", 2, 128, 2, 1), ("chunked", 2, 128, 2, 4), ("chunked", 1,
 # tile meet an episode end (probes/2026-12-04_thirtysecond_session_time_major_lookback.txt).
 _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
                        ("chunked", 128, 4, 1, 8), ("chunked", 128, 8, 1, 4))
+# Few rows, long horizons (2-31 rows, at least 2**18 steps): spans of one-warp tiles of 8 rows
+# (256 steps a span: 1,024 one-warp programs at 8x262144), where the tiles above leave most
+# lanes of a warp without a row. H100, fp32, forced, 3 rounds, against the tuned configs
+# (forty-third session, probes/2026-12-06_fortythird_session_tm_small_tile_lookback.txt):
+# 8x262144 8x32/w1/c8 GAE 37.7 us vs 43.6, discounted returns 27.1 vs 29.5, V-trace 45.2 vs
+# 50.6, eligibility traces 25.5 vs 29.3; lost at 8x65536 (GAE 24.9 vs 14.3: 256 programs),
+# 32x32768 and 128x16384. Look-back spans of 8-32 row tiles (8x32/w1 to 32x32/w1) lost
+# everywhere there (GAE 8x262144 55.5-157.4 us). The H100's retune of 8x262144 (probes/..._
+# tune_few_rows_h100.log): 8x64/w1/c4 won 11 of 16 buckets, 8x32/w1/c8 5, at x0.68-0.89 the
+# old winner's time (chunked 8x8/w1/c4; GAE fp32 43.4 -> 33.3 us, V-trace 50.1 -> 43.9). Off
+# the grid (probes/..._few_rows_more.txt), GAE / discounted returns: 4x262144 29.0 / 22.3 us
+# against 37.8 / 34.7, 16x262144 55.0 / 36.5 against 95.4 / 82.1, 8x1048576 114.9 / 81.1
+# against 160.1 / 134.9 (the heuristic's 16-row spans there); 8x16384 lost (21.8 vs 7.3).
+_SPANNED_TIME_MAJOR_FEW_ROWS = (("chunked", 8, 32, 1, 8), ("chunked", 8, 32, 1, 16),
+                                ("chunked", 8, 64, 1, 4))
+_FEW_ROWS_RANGE, _FEW_ROWS_MIN_STEPS = (2, 31), 1 << 18
 # Time-major tiles of one row a lane (LANE_ROWS; launch._lane_rows_kernel): a row's steps of a
 # chunk in one thread and 32 rows a warp, where the tiles above hold 4 rows a thread (128 a
 # warp) or spread a chunk over lanes. H200, fp32, forced, 2 rounds, against the tuned configs
@@ -469,7 +485,10 @@ def _row_block(N: int, T: int, layout: str) -> List[Dict]:
 
 
 def _spanned(N: int, T: int, layout: str) -> List[Dict]:
-    return _fit(N, T, _SPANNED_TIME_MAJOR if layout == "time_major" else _SPANNED)
+    if layout != "time_major":
+        return _fit(N, T, _SPANNED)
+    few = (_FEW_ROWS_RANGE[0] <= N <= _FEW_ROWS_RANGE[1] and T >= _FEW_ROWS_MIN_STEPS)
+    return _fit(N, T, _SPANNED_TIME_MAJOR + (_SPANNED_TIME_MAJOR_FEW_ROWS if few else ()))
 
 
 def _fit(N: int, T: int, tiles) -> List[Dict]:
@@ -523,7 +542,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     linear_scan (a tensor a), whose walks no scalar coefficient bounds, only those within the
     limit on the bucket's shortest rows (``T``), the calls they may run for. Time-major calls
     also measure tiles of one row a lane (``LANE_ROWS``): walks from 8192 rows, chunked spans
-    wherever such a tile fits the rows."""
+    wherever such a tile fits the rows; those of 2-31 rows and at least 2**18 steps spans of
+    one-warp 8-row tiles (``_SPANNED_TIME_MAJOR_FEW_ROWS``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:

@@ -68,6 +68,14 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             return {"strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
         return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 8}
+    if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 18:
+        # few rows, long horizons: spans of 4 chunks of one-warp 8-row tiles (H100, fp32,
+        # forced, forty-third session, probes/2026-12-06_fortythird_session_few_rows_more.txt;
+        # GAE / discounted returns): 4x262144 29.0 / 23.4 us against this heuristic's 16-row
+        # spans' 37.8 / 34.7, 16x262144 57.8 / 36.5 against 95.4 / 82.1, 8x1048576 131.8 / 82.6
+        # against 160.1 / 134.9; at 65536 steps and fewer they lost (8x65536 22.6 vs 14.0)
+        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 64, "num_warps": 1,
+                "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
