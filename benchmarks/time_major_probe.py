@@ -60,6 +60,13 @@ Forty-second session (`results/probes/2026-12-06_fortysecond_session_tm_*`): spl
 (H100: 0.89-1.11x the one-warp walk at 2 warps, 1.02-6x at 4-8: the shared-memory exchange
 waits on every warp's loads); seg-chunked 8x8/w1/c8 ran 8x262144 in 23.7 us against the tuned
 27.8 (H200; its carry-free bound 13.1) and lost on every other cell (32x32768 21.7 vs 11.2).
+Forty-third session (H100, `results/probes/2026-12-06_fortythird_session_tm_seg_lookback_
+probe.txt`, the workspace fill in each call): seg-lookback 8x8/w1 ran 8x262144 in 21.0 us and
+8x65536 in 7.8 against the tuned 28.0 and 12.4, and lost at 32x32768 (13.1 vs 12.5),
+128x16384 (22.9 vs 22.0) and 512x4096 (21.7 vs 17.5). Not shipped: its 32-step spans make
+8192 a row at 8x262144, and a row without episode ends walks back over all of them
+(configs.LOOKBACK_MAX_SPANS). What shipped instead is the library's own chunked spans of
+one-warp 8-row tiles (configs._SPANNED_TIME_MAJOR_FEW_ROWS).
 
     python benchmarks/time_major_probe.py                # GPU
     python benchmarks/time_major_probe.py --check        # CPU with TRITON_INTERPRET=1
