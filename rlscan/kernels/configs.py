@@ -116,9 +116,10 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 # everywhere there (GAE 8x262144 55.5-157.4 us). The H100's retune of 8x262144 (probes/..._
 # tune_few_rows_h100.log): 8x64/w1/c4 won 11 of 16 buckets, 8x32/w1/c8 5, at x0.68-0.89 the
 # old winner's time (chunked 8x8/w1/c4; GAE fp32 43.4 -> 33.3 us, V-trace 50.1 -> 43.9). Off
-# the grid (probes/..._few_rows_more.txt), GAE / discounted returns: 4x262144 29.0 / 22.3 us
-# against 37.8 / 34.7, 16x262144 55.0 / 36.5 against 95.4 / 82.1, 8x1048576 114.9 / 81.1
-# against 160.1 / 134.9 (the heuristic's 16-row spans there); 8x16384 lost (21.8 vs 7.3).
+# the grid (probes/..._few_rows_more.txt), GAE / discounted returns, the best of these three:
+# 4x262144 29.0 / 23.4 us against 37.8 / 34.7, 16x262144 55.0 / 36.5 against 95.4 / 82.1,
+# 8x1048576 114.9 / 81.1 against 160.1 / 134.9 (the heuristic's 16-row spans there); 8x16384
+# lost (21.8 vs 7.3).
 _SPANNED_TIME_MAJOR_FEW_ROWS = (("chunked", 8, 32, 1, 8), ("chunked", 8, 32, 1, 16),
                                 ("chunked", 8, 64, 1, 4))
 _FEW_ROWS_RANGE, _FEW_ROWS_MIN_STEPS = (2, 31), 1 << 18
