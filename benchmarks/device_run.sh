@@ -64,9 +64,9 @@
 #   bash benchmarks/device_run.sh placement    # a cell's device time over input sets placed at
 #                                              # other addresses in one process: V-trace 64x512's
 #                                              # two modes a process (thirtieth session) (~1 min)
-#   bash benchmarks/device_run.sh few-rows     # time-major 8x262144 retuned with the few-row
-#                                              # spans into the tree's DB, then the fp32
-#                                              # time-major grid (~3 min)
+#   bash benchmarks/device_run.sh few-rows     # time-major 8x65536 and 8x262144 retuned with
+#                                              # the few-row spans into the tree's DB, then
+#                                              # the fp32 time-major grid (~3.5 min)
 #   bash benchmarks/device_run.sh retune-buckets # RETUNE="gae:bfloat16:time_last:4096x128 ..."
 #                                              # retuned unpruned into the tree's DB (6-17 s each)
 #   bash benchmarks/device_run.sh compile      # torch.compile around rlscan::scan: its GPU tests,
@@ -546,16 +546,19 @@ retune-buckets)
   done
   cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
 few-rows)
-  # the time-major 8x262144 buckets retuned with spans of one-warp 8-row tiles as candidates
-  # (configs._SPANNED_TIME_MAJOR_FEW_ROWS; forty-third session, H100: 16 buckets in 28 s, all
-  # won by them) into the tree's DB, then the fp32 time-major grid on it (~3 min)
+  # the time-major buckets of FEW_SHAPES (8x65536,8x262144) retuned with spans of one-warp
+  # 8-row tiles as candidates (configs._SPANNED_TIME_MAJOR_FEW_ROWS*; forty-third session,
+  # H100: the 16 of 8x262144 in 28 s, all won by them) into the tree's DB, then (FEW_GRID=0:
+  # not) the fp32 time-major grid on it (~3 min)
   mkdir -p $OUT/tdb && cp $TDB $OUT/tdb/
-  timeout -s INT 200 python3 -m rlscan.tune.cli --out $OUT/tdb --shapes 8x262144 \
+  timeout -s INT 200 python3 -m rlscan.tune.cli --out $OUT/tdb --shapes ${FEW_SHAPES:-8x65536,8x262144} \
     --layouts time_major --dtypes float32,bfloat16 > $OUT/tune_few_rows.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune_few_rows.log | grep "time_major  8\|buckets tuned"
   cp $OUT/tdb/$SLUG.json $TDB; rm -f $OUT/tdb/*.lock
-  timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 \
-    2>&1 | grep -v "Warn\|_warn" | tail -3 ;;
+  if [ "${FEW_GRID:-1}" != 0 ]; then
+    timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 \
+      2>&1 | grep -v "Warn\|_warn" | tail -3
+  fi ;;
 stand-in)
   # the fp32 time-last grid on a stand-in's DB: this GPU's own DB file removed, rlscan.tuning
   # takes a loaded DB of the same compute capability and SM count (and says which) (~40 s)

@@ -980,30 +980,44 @@ def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
 
 
 def test_few_long_time_major_rows_measure_and_default_to_spans_of_eight_row_tiles(monkeypatch):
-    """Time-major buckets of 2-31 rows and at least 2**18 steps also measure chunked spans of
-    8-row one-warp tiles (the 8x262144 winners of a forced A/B and the H100's retune); shorter
-    rows, more or fewer rows and time-last buffers do not, so no other bucket's sweep grows;
-    the heuristic takes such spans for untuned time-major calls of 4-16 rows."""
+    """Time-major buckets of 2-31 rows also measure chunked spans of 8-row one-warp tiles: of 16
+    steps from 2**16 steps (the 8x65536 winner of a forced A/B), of 32 and 64 steps from 2**18
+    (the 8x262144 ones); shorter rows, more or fewer rows and time-last buffers do not, so no
+    other bucket's sweep grows. The heuristic takes such spans for untuned time-major calls of
+    4-16 rows from 2**18 steps: 8x64 tiles in spans of 4 chunks up to 8 rows below 2**20 steps,
+    8x32 tiles in spans of 8 past them."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    few = {"chunked/8x32/w1/s1/c8", "chunked/8x32/w1/s1/c16", "chunked/8x64/w1/s1/c4"}
+    long_ = {"chunked/8x32/w1/s1/c8", "chunked/8x32/w1/s1/c16", "chunked/8x64/w1/s1/c4"}
+    mid = {"chunked/8x16/w1/s1/c4"}
 
     def labels(N, T, layout="time_major", est="gae", dtype="float32"):
         return {C.label(c) for c in C.candidates(est, N, T, layout, dtype)}
 
     for est, dtype in itertools.product(grid.ESTIMATORS, ("float32", "bfloat16")):
-        assert few <= labels(8, 262144, est=est, dtype=dtype)
-    assert few <= labels(5, 1 << 18) and few <= labels(31, 1 << 20)
+        assert long_ | mid <= labels(8, 262144, est=est, dtype=dtype)
+        got = labels(8, 65536, est=est, dtype=dtype)
+        assert mid <= got and not long_ & got, (est, dtype)
+    assert long_ | mid <= labels(5, 1 << 18) and long_ | mid <= labels(31, 1 << 20)
     assert "chunked/2x64/w1/s1/c4" in labels(2, 1 << 18)      # the tile clamped to the rows
-    for N, T, layout in ((8, 131072, "time_major"), (1, 1 << 20, "time_major"),
+    assert "chunked/2x16/w1/s1/c4" in labels(2, 1 << 16)
+    for N, T, layout in ((8, 32768, "time_major"), (1, 1 << 20, "time_major"),
                          (32, 1 << 18, "time_major"), (32, 32768, "time_major"),
-                         (8, 262144, "time_last")):
-        assert not few & labels(N, T, layout), (N, T, layout)
-    spans = {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 64, "num_warps": 1,
-             "CHUNKS_PER_SPAN": 4}
-    for N, T in ((4, 1 << 18), (16, 1 << 20)):
-        assert heuristic_config(N, T, time_major=True) == spans
-    for N, T, major in ((8, 65536, True), (32, 1 << 18, True), (8, 1 << 18, False)):
-        assert heuristic_config(N, T, time_major=major) != spans, (N, T, major)
+                         (8, 262144, "time_last"), (8, 65536, "time_last")):
+        assert not (long_ | mid) & labels(N, T, layout), (N, T, layout)
+
+    def spans(bt, cps):
+        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": bt, "num_warps": 1,
+                "CHUNKS_PER_SPAN": cps}
+    for N, T in ((4, 1 << 18), (8, 1 << 18), (8, (1 << 20) - 1)):
+        assert heuristic_config(N, T, time_major=True) == spans(64, 4), (N, T)
+    for N, T in ((9, 1 << 18), (16, 1 << 18), (4, 1 << 20), (16, 1 << 22)):
+        assert heuristic_config(N, T, time_major=True) == spans(32, 8), (N, T)
+    for N, T, major in ((8, 65536, True), (32, 1 << 18, True), (3, 1 << 20, True),
+                        (8, 1 << 18, False)):
+        assert heuristic_config(N, T, time_major=major) not in (spans(64, 4), spans(32, 8)), \
+            (N, T, major)
+    for cfg in (spans(64, 4), spans(32, 8)):
+        C.validate(cfg)
 
 
 def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monkeypatch):

@@ -123,6 +123,13 @@ _SPANNED_TIME_MAJOR = (("chunked", 8, 128, 8, 1), ("chunked", 16, 64, 8, 1),
 _SPANNED_TIME_MAJOR_FEW_ROWS = (("chunked", 8, 32, 1, 8), ("chunked", 8, 32, 1, 16),
                                 ("chunked", 8, 64, 1, 4))
 _FEW_ROWS_RANGE, _FEW_ROWS_MIN_STEPS = (2, 31), 1 << 18
+# From 2**16 steps, spans of 4 chunks of 8x16 one-warp tiles too (64 steps a span: 1,024
+# programs at 8x65536, where the tiles above make 256). H100, fp32, forced, 2 rounds, against
+# the tuned configs (forty-fourth session, probes/2026-12-06_fortyfourth_session_tm_few_rows_
+# ab.txt): 8x65536 discounted returns 11.5 us vs 12.3, GAE 13.4 vs 14.2, V-trace 15.5 vs 15.6;
+# at 32x32768 it lost (GAE 19.6 vs 16.4), as did 8-row tiles of 4 or 8 steps in spans of 2-8.
+_SPANNED_TIME_MAJOR_FEW_ROWS_MID = (("chunked", 8, 16, 1, 4),)
+_FEW_ROWS_MID_MIN_STEPS = 1 << 16
 # Time-major tiles of one row a lane (LANE_ROWS; launch._lane_rows_kernel): a row's steps of a
 # chunk in one thread and 32 rows a warp, where the tiles above hold 4 rows a thread (128 a
 # warp) or spread a chunk over lanes. H200, fp32, forced, 2 rounds, against the tuned configs
@@ -488,8 +495,11 @@ def _row_block(N: int, T: int, layout: str) -> List[Dict]:
 def _spanned(N: int, T: int, layout: str) -> List[Dict]:
     if layout != "time_major":
         return _fit(N, T, _SPANNED)
-    few = (_FEW_ROWS_RANGE[0] <= N <= _FEW_ROWS_RANGE[1] and T >= _FEW_ROWS_MIN_STEPS)
-    return _fit(N, T, _SPANNED_TIME_MAJOR + (_SPANNED_TIME_MAJOR_FEW_ROWS if few else ()))
+    few_rows = _FEW_ROWS_RANGE[0] <= N <= _FEW_ROWS_RANGE[1]
+    long_spans = _SPANNED_TIME_MAJOR_FEW_ROWS if few_rows and T >= _FEW_ROWS_MIN_STEPS else ()
+    mid_spans = (_SPANNED_TIME_MAJOR_FEW_ROWS_MID if few_rows and T >= _FEW_ROWS_MID_MIN_STEPS
+                 else ())
+    return _fit(N, T, _SPANNED_TIME_MAJOR + long_spans + mid_spans)
 
 
 def _fit(N: int, T: int, tiles) -> List[Dict]:
@@ -543,8 +553,8 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     linear_scan (a tensor a), whose walks no scalar coefficient bounds, only those within the
     limit on the bucket's shortest rows (``T``), the calls they may run for. Time-major calls
     also measure tiles of one row a lane (``LANE_ROWS``): walks from 8192 rows, chunked spans
-    wherever such a tile fits the rows; those of 2-31 rows and at least 2**18 steps spans of
-    one-warp 8-row tiles (``_SPANNED_TIME_MAJOR_FEW_ROWS``)."""
+    wherever such a tile fits the rows; those of 2-31 rows spans of one-warp 8-row tiles, of 16
+    steps from 2**16 steps, of 32 and 64 steps from 2**18 (``_SPANNED_TIME_MAJOR_FEW_ROWS*``)."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
