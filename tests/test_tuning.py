@@ -987,23 +987,24 @@ def test_few_long_time_major_rows_measure_and_default_to_spans_of_eight_row_tile
     4-16 rows from 2**18 steps: 8x64 tiles in spans of 4 chunks up to 8 rows below 2**20 steps,
     8x32 tiles in spans of 8 past them."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    long_ = {"chunked/8x32/w1/s1/c8", "chunked/8x32/w1/s1/c16", "chunked/8x64/w1/s1/c4"}
-    mid = {"chunked/8x16/w1/s1/c4"}
+    long_spans = {"chunked/8x32/w1/s1/c8", "chunked/8x32/w1/s1/c16", "chunked/8x64/w1/s1/c4"}
+    mid_spans = {"chunked/8x16/w1/s1/c4"}
 
     def labels(N, T, layout="time_major", est="gae", dtype="float32"):
         return {C.label(c) for c in C.candidates(est, N, T, layout, dtype)}
 
     for est, dtype in itertools.product(grid.ESTIMATORS, ("float32", "bfloat16")):
-        assert long_ | mid <= labels(8, 262144, est=est, dtype=dtype)
+        assert long_spans | mid_spans <= labels(8, 262144, est=est, dtype=dtype)
         got = labels(8, 65536, est=est, dtype=dtype)
-        assert mid <= got and not long_ & got, (est, dtype)
-    assert long_ | mid <= labels(5, 1 << 18) and long_ | mid <= labels(31, 1 << 20)
+        assert mid_spans <= got and not long_spans & got, (est, dtype)
+    assert long_spans | mid_spans <= labels(5, 1 << 18)
+    assert long_spans | mid_spans <= labels(31, 1 << 20)
     assert "chunked/2x64/w1/s1/c4" in labels(2, 1 << 18)      # the tile clamped to the rows
     assert "chunked/2x16/w1/s1/c4" in labels(2, 1 << 16)
     for N, T, layout in ((8, 32768, "time_major"), (1, 1 << 20, "time_major"),
                          (32, 1 << 18, "time_major"), (32, 32768, "time_major"),
                          (8, 262144, "time_last"), (8, 65536, "time_last")):
-        assert not (long_ | mid) & labels(N, T, layout), (N, T, layout)
+        assert not (long_spans | mid_spans) & labels(N, T, layout), (N, T, layout)
 
     def spans(bt, cps):
         return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": bt, "num_warps": 1,

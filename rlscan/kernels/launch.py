@@ -74,8 +74,9 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         # GAE / discounted returns): 4x262144 29.0 / 23.4 us against this heuristic's 16-row
         # spans' 37.8 / 34.7, 16x262144 57.8 / 36.5 against 95.4 / 82.1, 8x1048576 131.8 / 82.6
         # against 160.1 / 134.9; at 65536 steps and fewer they lost (8x65536 22.6 vs 14.0).
-        # Past 8 rows or from 2**20 steps, 8 chunks of 8x32 tiles a span: fp32, 16x262144 55.0
-        # / 36.5, 8x1048576 114.9 / 81.1; bf16 (forty-fourth session, probes/2026-12-06_
+        # Past 8 rows or from 2**20 steps, 8 chunks of 8x32 tiles a span instead: fp32 (same
+        # file) 16x262144 55.0 / 36.5 us against those 8x64 spans' 57.8 / 36.5, 8x1048576
+        # 114.9 / 81.1 against 131.8 / 82.6; bf16 (forty-fourth session, probes/2026-12-06_
         # fortyfourth_session_tm_few_rows_ab.txt) 16x262144 41.5 / 29.8 against 46.9 / 31.4,
         # 8x1048576 89.1 / 63.3 against 108.2 / 67.8; at 4x262144 they lost (fp32 GAE 33.6 vs
         # 29.0) or tied (bf16 25.4 vs 25.2).
