@@ -128,8 +128,8 @@ _FEW_ROWS_RANGE, _FEW_ROWS_MIN_STEPS = (2, 31), 1 << 18
 # against the tuned configs (forty-fourth session, probes/2026-12-06_fortyfourth_session_tm_
 # few_rows_ab.txt): 8x65536 discounted returns 11.5 us vs 12.3, GAE 13.4 vs 14.2, V-trace 15.5
 # vs 15.6; 8x8 tiles in spans of 2 or 8 chunks, 8x4 and 16x8 lost there, and at 32x32768 it
-# lost too (GAE 19.6 vs 16.4). The H100's retune of 8x65536 (..._tune_few_rows_h100.log): it
-# won 13 of 16 buckets at x0.79-0.97 the old winner's time.
+# lost too (GAE 19.6 vs 16.4). The H100's retune of 8x65536 (probes/..._fortyfourth_session_
+# tune_few_rows_h100.log): it won 13 of 16 buckets at x0.79-0.97 the old winner's time.
 _SPANNED_TIME_MAJOR_FEW_ROWS_MID = (("chunked", 8, 16, 1, 4),)
 _FEW_ROWS_MID_MIN_STEPS = 1 << 16
 # Time-major tiles of one row a lane (LANE_ROWS; launch._lane_rows_kernel): a row's steps of a
