@@ -984,8 +984,8 @@ def test_few_long_time_major_rows_measure_and_default_to_spans_of_eight_row_tile
     steps from 2**16 steps (the 8x65536 winner of a forced A/B), of 32 and 64 steps from 2**18
     (the 8x262144 ones); shorter rows, more or fewer rows and time-last buffers do not, so no
     other bucket's sweep grows. The heuristic takes such spans for untuned time-major calls of
-    4-16 rows from 2**18 steps: 8x64 tiles in spans of 4 chunks up to 8 rows below 2**20 steps,
-    8x32 tiles in spans of 8 past them."""
+    4-16 rows from 2**16 steps: 8x16 tiles in spans of 4 chunks below 2**18 steps, then 8x64
+    tiles in spans of 4 up to 8 rows below 2**20 steps, 8x32 tiles in spans of 8 past them."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     long_spans = {"chunked/8x32/w1/s1/c8", "chunked/8x32/w1/s1/c16", "chunked/8x64/w1/s1/c4"}
     mid_spans = {"chunked/8x16/w1/s1/c4"}
@@ -1013,11 +1013,13 @@ def test_few_long_time_major_rows_measure_and_default_to_spans_of_eight_row_tile
         assert heuristic_config(N, T, time_major=True) == spans(64, 4), (N, T)
     for N, T in ((9, 1 << 18), (16, 1 << 18), (4, 1 << 20), (16, 1 << 22)):
         assert heuristic_config(N, T, time_major=True) == spans(32, 8), (N, T)
-    for N, T, major in ((8, 65536, True), (32, 1 << 18, True), (3, 1 << 20, True),
-                        (8, 1 << 18, False)):
-        assert heuristic_config(N, T, time_major=major) not in (spans(64, 4), spans(32, 8)), \
-            (N, T, major)
-    for cfg in (spans(64, 4), spans(32, 8)):
+    for N, T in ((4, 1 << 16), (16, (1 << 18) - 1)):
+        assert heuristic_config(N, T, time_major=True) == spans(16, 4), (N, T)
+    for N, T, major in ((8, 32768, True), (32, 1 << 18, True), (3, 1 << 20, True),
+                        (17, 65536, True), (8, 1 << 18, False), (8, 65536, False)):
+        assert heuristic_config(N, T, time_major=major) not in (
+            spans(64, 4), spans(32, 8), spans(16, 4)), (N, T, major)
+    for cfg in (spans(64, 4), spans(32, 8), spans(16, 4)):
         C.validate(cfg)
 
 

@@ -85,6 +85,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
                     "CHUNKS_PER_SPAN": 8}
         return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 64, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
+    if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 16:
+        # from 2**16 steps, spans of 4 chunks of 8x16 tiles (H100, fp32, forced, forty-fourth
+        # session, probes/2026-12-06_fortyfourth_session_tm_few_rows_heuristic_ab.txt;
+        # discounted returns / GAE / V-trace): 16x65536 14.2 / 16.8 / 21.2 us against the 16x64/w8
+        # spans below's 24.3 / 26.6 / 32.3, 16x131072 20.7 / 26.9 / 37.8 against 43.2 / 49.4 /
+        # 60.2, 4x65536 9.8 / 11.5 / 13.4 against 11.2 / 12.2 / 13.4; at 8x32768 they lost
+        # (9.5 / 10.6 / 12.1 against 9.0 / 10.1 / 11.4)
+        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1,
+                "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
