@@ -91,7 +91,8 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         # discounted returns / GAE / V-trace): 16x65536 14.2 / 16.8 / 21.2 us against the 16x64/w8
         # spans below's 24.3 / 26.6 / 32.3, 16x131072 20.7 / 26.9 / 37.8 against 43.2 / 49.4 /
         # 60.2, 4x65536 9.8 / 11.5 / 13.4 against 11.2 / 12.2 / 13.4; at 8x32768 they lost
-        # (9.5 / 10.6 / 12.1 against 9.0 / 10.1 / 11.4)
+        # (9.5 / 10.6 / 12.1 against 9.0 / 10.1 / 11.4); bf16 16x131072 18.9 / 21.6 / 27.2
+        # against 42.5 / 45.7 / 54.5
         return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
