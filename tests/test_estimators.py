@@ -1082,7 +1082,8 @@ def test_time_major_equals_time_last(backend, device, est):
     ("row_block", 4, 16, None, False), ("row_block", 128, 4, None, False),
     ("chunked", 4, 16, 1, False), ("chunked", 128, 4, 3, False), ("lookback", 4, 16, 1, False),
     ("lookback", 128, 4, 1, False), ("row_block", 32, 8, None, True),
-    ("row_block", 32, 32, None, True), ("chunked", 32, 4, 3, True), ("chunked", 8, 32, 2, False)])
+    ("row_block", 32, 32, None, True), ("chunked", 32, 4, 3, True), ("chunked", 8, 32, 2, False),
+    ("chunked", 8, 16, 4, False)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_time_major_backward_scans_over_descending_lanes_match_reference(
         backend, device, est, strategy, block_n, block_t, per_span, lane_rows, monkeypatch):
