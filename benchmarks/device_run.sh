@@ -72,7 +72,7 @@
 #   bash benchmarks/device_run.sh compile      # torch.compile around rlscan::scan: its GPU tests,
 #                                              # host cost eager / compiled / CUDA graph (~3 min?)
 #   bash benchmarks/device_run.sh tm-grids     # the fp32 time-major grid, then the bf16 one of
-#                                              # three estimators (~3.5 min)
+#                                              # three estimators (~2 min)
 #   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
 #                                              # GPU's DB, this GPU's own removed (~40 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
@@ -563,7 +563,7 @@ few-rows)
   fi ;;
 tm-grids)
   # the fp32 time-major grid (b3), then the bf16 one of GAE, discounted returns and V-trace (b4),
-  # on the tree's DB (~3.5 min on an H100)
+  # on the tree's DB (109 s on an H100, forty-fourth session)
   timeout 150 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 \
     2>&1 | grep -v "Warn\|_warn" | tail -2
   timeout 120 python3 -m rlscan.tune.bench --estimators gae,discounted_returns,vtrace \
