@@ -68,33 +68,32 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             return {"strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
         return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 8}
-    if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 18:
-        # few rows, long horizons: spans of 4 chunks of one-warp 8-row tiles (H100, fp32,
-        # forced, forty-third session, probes/2026-12-06_fortythird_session_few_rows_more.txt;
-        # GAE / discounted returns): 4x262144 29.0 / 23.4 us against this heuristic's 16-row
-        # spans' 37.8 / 34.7, 16x262144 57.8 / 36.5 against 95.4 / 82.1, 8x1048576 131.8 / 82.6
-        # against 160.1 / 134.9; at 65536 steps and fewer they lost (8x65536 22.6 vs 14.0).
-        # Past 8 rows or from 2**20 steps, 8 chunks of 8x32 tiles a span instead: fp32 (same
-        # file) 16x262144 55.0 / 36.5 us against those 8x64 spans' 57.8 / 36.5, 8x1048576
-        # 114.9 / 81.1 against 131.8 / 82.6; bf16 (forty-fourth session, probes/2026-12-06_
-        # fortyfourth_session_tm_few_rows_ab.txt) 16x262144 41.5 / 29.8 against 46.9 / 31.4,
-        # 8x1048576 89.1 / 63.3 against 108.2 / 67.8; at 4x262144 they lost (fp32 GAE 33.6 vs
-        # 29.0) or tied (bf16 25.4 vs 25.2).
-        if N > 8 or T >= 1 << 20:
-            return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 32, "num_warps": 1,
-                    "CHUNKS_PER_SPAN": 8}
-        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 64, "num_warps": 1,
-                "CHUNKS_PER_SPAN": 4}
     if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 16:
-        # from 2**16 steps, spans of 4 chunks of 8x16 tiles (H100, fp32, forced, forty-fourth
-        # session, probes/2026-12-06_fortyfourth_session_tm_few_rows_heuristic_ab.txt;
-        # discounted returns / GAE / V-trace): 16x65536 14.2 / 16.8 / 21.2 us against the 16x64/w8
-        # spans below's 24.3 / 26.6 / 32.3, 16x131072 20.7 / 26.9 / 37.8 against 43.2 / 49.4 /
-        # 60.2, 4x65536 9.8 / 11.5 / 13.4 against 11.2 / 12.2 / 13.4; at 8x32768 they lost
-        # (9.5 / 10.6 / 12.1 against 9.0 / 10.1 / 11.4); bf16 16x131072 18.9 / 21.6 / 27.2
-        # against 42.5 / 45.7 / 54.5
-        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": 16, "num_warps": 1,
-                "CHUNKS_PER_SPAN": 4}
+        # few rows, long horizons: spans of one-warp 8-row tiles, 8x16 / 8x64 / 8x32 by T, N.
+        # From 2**16 steps, 4 chunks of 8x16 a span (H100, fp32, forced, forty-fourth session,
+        # probes/2026-12-06_fortyfourth_session_tm_few_rows_heuristic_ab.txt; discounted
+        # returns / GAE / V-trace): 16x65536 14.2 / 16.8 / 21.2 us against the 16x64/w8 spans
+        # below's 24.3 / 26.6 / 32.3, 16x131072 20.7 / 26.9 / 37.8 against 43.2 / 49.4 / 60.2,
+        # 4x65536 9.8 / 11.5 / 13.4 against 11.2 / 12.2 / 13.4; bf16 16x131072 18.9 / 21.6 /
+        # 27.2 against 42.5 / 45.7 / 54.5; at 8x32768 they lost (9.5 / 10.6 / 12.1 against
+        # 9.0 / 10.1 / 11.4), and from 2**18 steps they won only at 4 rows, by 2-6%.
+        # From 2**18 steps, 4 chunks of 8x64 a span (forty-third session, probes/2026-12-06_
+        # fortythird_session_few_rows_more.txt; GAE / discounted returns): 4x262144 29.0 /
+        # 23.4 us against the 16-row spans' 37.8 / 34.7, 16x262144 57.8 / 36.5 against 95.4 /
+        # 82.1, 8x1048576 131.8 / 82.6 against 160.1 / 134.9.
+        # Past 8 rows or from 2**20 steps, 8 chunks of 8x32 a span: fp32 (same file) 16x262144
+        # 55.0 / 36.5 us against those 8x64 spans' 57.8 / 36.5, 8x1048576 114.9 / 81.1 against
+        # 131.8 / 82.6; bf16 (forty-fourth session, ..._tm_few_rows_ab.txt) 16x262144 41.5 /
+        # 29.8 against 46.9 / 31.4, 8x1048576 89.1 / 63.3 against 108.2 / 67.8; at 4x262144
+        # they lost (fp32 GAE 33.6 vs 29.0) or tied (bf16 25.4 vs 25.2).
+        if T < 1 << 18:
+            block_t, per_span = 16, 4
+        elif N > 8 or T >= 1 << 20:
+            block_t, per_span = 32, 8
+        else:
+            block_t, per_span = 64, 4
+        return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": block_t, "num_warps": 1,
+                "CHUNKS_PER_SPAN": per_span}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
