@@ -589,11 +589,10 @@ def test_vtrace_chunked_tile_under_its_register_cap_matches_reference(backend, d
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
 def test_lookback_across_many_windows_matches_reference(backend, device, est, window, ends,
                                                         monkeypatch):
-    """71 spans per row (41 in the interpreter, whose walks run element by element: still a
-    first window and two later ones), their published summaries folded the nearest 8 first,
-    then in windows of 16 and in the shipped windows. With episode ends a span's fold stops at
-    the first reset it meets; with none it walks every window back to span 0 (episodic sums:
-    a = 1, nothing decays to a reset)."""
+    """71 spans per row, their published summaries folded the nearest 8 first, then in windows
+    of 16 and in the shipped windows. With episode ends a span's fold stops at the first reset
+    it meets; with none it walks every window back to span 0 (episodic sums: a = 1, nothing
+    decays to a reset)."""
     if backend == "torch":
         pytest.skip("the torch path has no spans")
     if window is None and backend == "interpret" and (ends == "none" or est != "gae"):
@@ -602,7 +601,7 @@ def test_lookback_across_many_windows_matches_reference(backend, device, est, wi
         pytest.skip("covered on CPU by windows of 16 and by GAE in the shipped windows")
     if window is not None:
         monkeypatch.setattr(launch, "_LOOKBACK_WINDOW", window)
-    shape = (3, 16 * (70 if backend == "cuda" else 40) + 3)
+    shape = (3, 16 * 70 + 3)
     kw, rk = make(est, shape, seed=11)
     if ends == "none":
         for flag in ("terminated", "truncated", "dones", "done_prev"):
