@@ -71,6 +71,8 @@
 #                                              # retuned unpruned into the tree's DB (6-17 s each)
 #   bash benchmarks/device_run.sh compile      # torch.compile around rlscan::scan: its GPU tests,
 #                                              # host cost eager / compiled / CUDA graph (~3 min?)
+#   bash benchmarks/device_run.sh bench-suite  # pytest -m benchmark: the pytest-benchmark suite of
+#                                              # four cells in both layouts (~1 min)
 #   bash benchmarks/device_run.sh tm-grids     # the fp32 time-major grid, then the bf16 one of
 #                                              # three estimators (~2 min)
 #   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
@@ -561,6 +563,13 @@ few-rows)
     timeout 120 python3 -m rlscan.tune.bench --layouts time_major --baselines "" --out $OUT/b3 \
       2>&1 | grep -v "Warn\|_warn" | tail -3
   fi ;;
+bench-suite)
+  # the pytest-benchmark suite (tests/test_benchmarks.py, -m benchmark): eager calls of four
+  # cells in both layouts, each round synchronised; JSON in $OUT/bench_suite.json (~1 min)
+  (cd $R/tests && timeout ${SUITE_S:-240} python3 -m pytest . -m benchmark -q -rfEs \
+    -p no:cacheprovider -o addopts="" --benchmark-json $OUT/bench_suite.json \
+    --benchmark-columns min,median,mean,max,rounds 2>&1 | grep -v "Warn\|_warn" \
+    | tee $OUT/bench_suite.log | tail -16) ;;
 tm-grids)
   # the fp32 time-major grid (b3), then the bf16 one of GAE, discounted returns and V-trace (b4),
   # on the tree's DB (109 s on an H100, forty-fourth session)
