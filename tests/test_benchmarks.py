@@ -16,9 +16,11 @@ CELLS = [("gae", 4096, 128), ("gae", 8, 65536), ("vtrace", 16384, 512),
 @pytest.mark.benchmark
 @pytest.mark.parametrize("layout", ["time_last", "time_major"])
 @pytest.mark.parametrize("est, N, T", CELLS, ids=[f"{e}-{n}x{t}" for e, n, t in CELLS])
-def test_eager_call_time(benchmark, est, N, T, layout):
+def test_eager_call_time(benchmark, est, N, T, layout, monkeypatch):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
+    import rlscan._layout
+    monkeypatch.setattr(rlscan._layout, "POISON_OUTPUTS", False)   # no NaN fill: a user's call
     call = grid.place(grid.draw(grid.Cell(est, N, T, "float32", layout), 0, "cuda"), layout, "cuda")
 
     def once():
@@ -26,6 +28,10 @@ def test_eager_call_time(benchmark, est, N, T, layout):
         torch.cuda.synchronize()
         return out
 
+    # the first call compiles, the second records the launches later calls replay: a training
+    # loop's steady state starts at the third (without these pytest-benchmark calibrated on the
+    # compile and ran 5 rounds of 95-220 us, H100, 2026-12-06)
+    once(), once()
     out = benchmark(once)
     assert all(torch.isfinite(o).all() for o in out)
 
