@@ -1140,6 +1140,40 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
     assert taken == [0, 0, 0, 0]
 
 
+_MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8),
+                   dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
+                        CHUNKS_PER_SPAN=8, LANE_ROWS=True)]
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est, monkeypatch):
+    """The heuristic's configs for untuned [T, N] buffers of 1024-16383 rows below 2048 steps
+    (launch.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
+    one-row-a-lane tiles): in the interpreter forced on 37 rows x 150 steps (ragged row tiles,
+    a ragged last span); on the GPU the heuristic itself, with no DB entry, at 1030x300 and
+    1100x1030."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    if backend == "cuda":
+        monkeypatch.setattr(tuning, "_cache", {})
+        monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
+        runs = [((1030, 300), None), ((1100, 1030), None)]
+    else:
+        runs = [((37, 150), cfg) for cfg in _MID_TIME_MAJOR]
+    for (N, T), cfg in runs:
+        kw, rk = make(est, (N, T), seed=29)
+        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                 for k, v in kw.items()}
+        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
+            if cfg is None:
+                x = major["inputs" if "inputs" in major else "rewards"].to(device)
+                assert tuning.which_config(est, x, time_dim=0).config == \
+                    _MID_TIME_MAJOR[T >= 1024 and N < 4096]
+            out = call(est, major, device, time_dim=0)
+        assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
+                       scale=scale_of(est, rk))
+
+
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)
 _CONTIG_BITS = {"gae": 31, "vtrace": 63, "retrace": 63, "eligibility_traces": 5}
 

@@ -1044,6 +1044,28 @@ def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monk
     assert heuristic_config(65536, 128)["BLOCK_N"] == 2
 
 
+def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):
+    """Untuned time-major calls of 1024-16383 rows below 2048 steps (PPO rollout buffers off the
+    tuned grid) run 16x64/w8 row blocks whole, never split into one-chunk spans that read the
+    inputs twice; from 1024 steps below 4096 rows, spans of 8 chunks of 32x8 one-row-a-lane
+    tiles. Fewer rows still split where row programs are few, and the same shapes time-last
+    are unchanged."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    blocks = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8}
+    lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+    for N, T in ((1024, 256), (1024, 1023), (3000, 384), (4096, 1024), (8192, 512),
+                 (16383, 2047), (12000, 1536)):
+        assert heuristic_config(N, T, time_major=True) == blocks, (N, T)
+    for N, T in ((1024, 1024), (2048, 1536), (4095, 2047)):
+        assert heuristic_config(N, T, time_major=True) == lanes, (N, T)
+    C.validate(blocks), C.validate(lanes)
+    assert heuristic_config(1024, 2048, time_major=True)["BLOCK_N"] == 128   # long rows: spans
+    assert heuristic_config(512, 512, time_major=True)["strategy"] == "chunked"
+    for N, T in ((1024, 512), (4096, 1024)):
+        assert heuristic_config(N, T)["BLOCK_N"] != 16
+
+
 def test_compile_jobs_launch_exactly_what_the_timing_process_launches(monkeypatch):
     """A worker compiles from uninitialised stand-ins of a cell's inputs
     (workers._empty_like_draw); only if every candidate then makes the very launches the timing

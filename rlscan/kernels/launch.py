@@ -94,6 +94,22 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             block_t, per_span = 64, 4
         return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": block_t, "num_warps": 1,
                 "CHUNKS_PER_SPAN": per_span}
+    if time_major and not interpreted and 1024 <= N < 16384:
+        # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
+        # rollouts, off the tuned grid: the split below (too few row programs) would run the
+        # 16x64/w8 tiles as one-chunk spans, which read the inputs twice. H100, forced, 2 rounds,
+        # 69 cells of 1024-12000 rows x 256-1536 steps, fp32 and bf16 (forty-fifth session,
+        # probes/2026-12-06_fortyfifth_session_tm_mid_heuristic_ab.txt): x0.55 that split's time
+        # (geomean; x0.33-1.15). The row blocks unsplit: 8192x256 discounted returns / GAE /
+        # V-trace 18.3 / 23.0 / 26.3 us against 47.4 / 51.4 / 66.8, 3000x384 Retrace 16.5 vs
+        # 36.4, bf16 12000x1536 GAE 159.5 vs 330.7; they lost only in bf16 at 1024x512 (16.0 /
+        # 17.6 / 20.9 vs 14.4 / 15.4 / 18.3). From 1024 steps below 4096 rows, spans of 8 chunks
+        # of 32x8 tiles of one row a lane (the tuned 4096x512 winner): 2048x1536 eligibility
+        # traces 25.0 vs 64.8, bf16 V-trace 35.9 vs 90.2, 1536x1024 Retrace 29.0 vs 42.4.
+        if T >= 1024 and N < 4096:
+            return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+                    "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+        return cfg
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
