@@ -1174,6 +1174,36 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
                        scale=scale_of(est, rk))
 
 
+def _split_rows(s):
+    return dict(strategy="row_block", BLOCK_N=s, BLOCK_T=128, num_warps=s, SPLIT=s,
+                TWO_LEVEL=True)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_long_time_last_rows_match_reference(backend, device, est, monkeypatch):
+    """The heuristic's configs for untuned time-last calls of 128-1023 rows from 2048 steps
+    (a row on 16 warps below 512 rows, on 8 from there; two-level where backward): in the
+    interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
+    on the GPU the heuristic itself, with no DB entry, at 200x4100 and 600x2100."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    if backend == "cuda":
+        monkeypatch.setattr(tuning, "_cache", {})
+        monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
+        runs = [((200, 4100), None), ((600, 2100), None)]
+    else:
+        runs = [((3, 1100), _split_rows(s)) for s in (16, 8)]
+    for (N, T), cfg in runs:
+        kw, rk = make(est, (N, T), seed=31)
+        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
+            if cfg is None:
+                x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
+                assert tuning.which_config(est, x).config == dict(
+                    _split_rows(16 if N < 512 else 8), num_stages=1)
+            out = call(est, kw, device)
+        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
+
+
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)
 _CONTIG_BITS = {"gae": 31, "vtrace": 63, "retrace": 63, "eligibility_traces": 5}
 

@@ -1044,6 +1044,28 @@ def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monk
     assert heuristic_config(65536, 128)["BLOCK_N"] == 2
 
 
+def test_long_time_last_rows_of_128_to_1023_take_a_row_spread_over_warps(monkeypatch):
+    """Untuned time-last calls of 128-1023 rows from 2048 steps (a batch of long sequences) run
+    one row a program on SPLIT warps, scanned in two levels where the scan is backward: 16
+    warps below 512 rows, 8 from there. 1024 rows keep wide row blocks, fewer than 128 rows
+    spans, shorter rows and time-major buffers their own configs."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+    def split(s):
+        return {"strategy": "row_block", "BLOCK_N": s, "BLOCK_T": 128, "num_warps": s,
+                "SPLIT": s, "TWO_LEVEL": True}
+    for N, T, s in ((128, 2048, 16), (300, 16384, 16), (511, 1 << 20, 16), (512, 2048, 8),
+                    (1023, 8192, 8)):
+        cfg = heuristic_config(N, T)
+        assert cfg == split(s), (N, T)
+        C.validate(cfg)
+    assert heuristic_config(1024, 8192) == {"strategy": "row_block", "BLOCK_N": 1,
+                                            "BLOCK_T": 512, "num_warps": 4}
+    assert heuristic_config(64, 16384)["strategy"] == "chunked"
+    assert "SPLIT" not in heuristic_config(300, 2047)
+    assert "SPLIT" not in heuristic_config(300, 4096, time_major=True)
+
+
 def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):
     """Untuned time-major calls of 1024-16383 rows below 2048 steps (PPO rollout buffers off the
     tuned grid) run 16x64/w8 row blocks whole, never split into one-chunk spans that read the

@@ -110,6 +110,20 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
         return cfg
+    if not time_major and not interpreted and 128 <= N < 1024 and T >= 2048:
+        # 128-1023 rows of 2048+ steps (a batch of long language-model sequences): each row on
+        # SPLIT warps, one row a program (configs._SPLIT_ROWS; the tuned grid's winners there
+        # are such tiles). 16 warps a row below 512 rows, 8 from there. Against the heuristic
+        # before (1x512/w4 row blocks, or spans of 2x128/w2 below 256 rows): the tuner's
+        # timings of the tile on the grid's 128-512-row buckets, x0.66 (H200, 48 buckets,
+        # x0.50-0.93) and x0.70 (H100, 46); forced on 60 cells off the grid of 128-768 rows x
+        # 2048-32768 steps, fp32 (four estimators) and bf16 (GAE, V-trace), x0.80 (H100, forty-
+        # fifth session, probes/2026-12-06_fortyfifth_session_split_rows_heuristic_ab.txt;
+        # x0.59-1.04): 300x16384 eligibility traces 23.7 us vs 31.5, bf16 V-trace 44.2 vs 66.4.
+        # At 1024 rows the tuned grid's forward scans lost with them (x1.04-1.19).
+        split = 16 if N < 512 else 8
+        return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
+                "SPLIT": split, "TWO_LEVEL": True}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
