@@ -1140,6 +1140,19 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
     assert taken == [0, 0, 0, 0]
 
 
+def _heuristic_or_forced(backend, monkeypatch, gpu_shapes, cpu_shape, configs):
+    """(shape, config) pairs of a heuristic's test: on the GPU ``gpu_shapes`` with no DB entry
+    (config None: the call takes the heuristic's), in the interpreter (whose heuristic keeps
+    small tiles) ``cpu_shape`` under each of ``configs`` forced."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    if backend == "cuda":
+        monkeypatch.setattr(tuning, "_cache", {})
+        monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
+        return [(shape, None) for shape in gpu_shapes]
+    return [(cpu_shape, cfg) for cfg in configs]
+
+
 _MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8),
                    dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
                         CHUNKS_PER_SPAN=8, LANE_ROWS=True)]
@@ -1152,15 +1165,8 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
     one-row-a-lane tiles): in the interpreter forced on 37 rows x 150 steps (ragged row tiles,
     a ragged last span); on the GPU the heuristic itself, with no DB entry, at 1030x300 and
     1100x1030."""
-    if backend == "torch":
-        pytest.skip("the torch path has no tiles")
-    if backend == "cuda":
-        monkeypatch.setattr(tuning, "_cache", {})
-        monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
-        runs = [((1030, 300), None), ((1100, 1030), None)]
-    else:
-        runs = [((37, 150), cfg) for cfg in _MID_TIME_MAJOR]
-    for (N, T), cfg in runs:
+    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(1030, 300), (1100, 1030)],
+                                            (37, 150), _MID_TIME_MAJOR):
         kw, rk = make(est, (N, T), seed=29)
         major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
                  for k, v in kw.items()}
@@ -1185,15 +1191,8 @@ def test_untuned_long_time_last_rows_match_reference(backend, device, est, monke
     (a row on 16 warps below 512 rows, on 8 from there; two-level where backward): in the
     interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
     on the GPU the heuristic itself, with no DB entry, at 200x4100 and 600x2100."""
-    if backend == "torch":
-        pytest.skip("the torch path has no tiles")
-    if backend == "cuda":
-        monkeypatch.setattr(tuning, "_cache", {})
-        monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
-        runs = [((200, 4100), None), ((600, 2100), None)]
-    else:
-        runs = [((3, 1100), _split_rows(s)) for s in (16, 8)]
-    for (N, T), cfg in runs:
+    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(200, 4100), (600, 2100)],
+                                            (3, 1100), [_split_rows(16), _split_rows(8)]):
         kw, rk = make(est, (N, T), seed=31)
         with (force_config(**cfg) if cfg else contextlib.nullcontext()):
             if cfg is None:
