@@ -13,7 +13,7 @@ if torch.cuda.is_available():
 
 from triton.runtime import interpreter as ti  # noqa: E402  (the interpreter is on by now)
 
-# (estimator, config, layout): a row-block walk, a two-level chunked tile with a carry pass, a
+# (estimator, config, time_dim): a row-block walk, a two-level chunked tile with a carry pass, a
 # look-back over spans, and time-major buffers
 _CALLS = [
     ("gae", dict(strategy="row_block", BLOCK_N=2, BLOCK_T=8, num_warps=1), 1),

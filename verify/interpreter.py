@@ -12,7 +12,7 @@ modules as the kernel's, and the cost of most of an interpreted call, since
 :func:`install` skips exactly those re-patches (a callee whose language modules the running
 kernel has patched); every other call runs as Triton ships it. It changes no result: the kernels
 run the same interpreted operations on the same patched modules. On a Triton whose interpreter
-lacks the hooks it wraps it does nothing and says so.
+lacks the hooks it wraps it changes nothing and returns False.
 """
 import inspect
 
