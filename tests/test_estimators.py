@@ -1174,7 +1174,7 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
             if cfg is None:
                 x = major["inputs" if "inputs" in major else "rewards"].to(device)
                 assert tuning.which_config(est, x, time_dim=0).config == dict(
-                    _MID_TIME_MAJOR[T >= 1024 and N < 4096], num_stages=1)
+                    _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)], num_stages=1)
             out = call(est, major, device, time_dim=0)
         assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
                        scale=scale_of(est, rk))

@@ -1081,7 +1081,8 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
         assert heuristic_config(N, T, time_major=True) == blocks, (N, T)
     for N, T in ((1024, 1024), (2048, 1536), (4095, 2047)):
         assert heuristic_config(N, T, time_major=True) == lanes, (N, T)
-    C.validate(blocks), C.validate(lanes)
+    C.validate(blocks)
+    C.validate(lanes)
     assert heuristic_config(1024, 2048, time_major=True)["BLOCK_N"] == 128   # long rows: spans
     assert heuristic_config(512, 512, time_major=True)["strategy"] == "chunked"
     for N, T in ((1024, 512), (4096, 1024)):
