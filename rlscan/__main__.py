@@ -3,7 +3,8 @@
 Versions; which path CUDA and CPU calls take; the tuning DBs loaded (where from, how many
 buckets, the GPU each was made on); and for every visible GPU the DB that serves it: its own, a
 stand-in's (a GPU of the same compute capability and SM count, rlscan/tuning.py), or none (the
-heuristic configs, usually slower: run ``rlscan-tune``). Reads files and device properties only;
+heuristic configs, usually slower: run ``rlscan-tune``), and the sibling DBs whose entries serve
+the buckets its DB lacks. Reads files and device properties only;
 launches nothing.
 """
 import collections
@@ -60,6 +61,9 @@ def _gpu_lines() -> list:
             db = f"no DB of its own ({own}); the stand-in {served}'s"
         else:
             db = f"no DB ({own}): heuristic configs; run rlscan-tune for tuned ones"
+        siblings = tuning._siblings(served)
+        if siblings:
+            db += f"; buckets it lacks from {', '.join(siblings)} where tuned there"
         lines.append(f"  cuda:{i} {p.name} (sm_{p.major}{p.minor}, {p.multi_processor_count} "
                      f"SMs): {db}")
     return lines

@@ -15,16 +15,18 @@ one :class:`RLScanTuningWarning` and is skipped; entries made for another kernel
 
 Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Rows N and steps
 T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
-bucket. A bucket without an entry uses ``rlscan.kernels.launch.heuristic_config`` for the
-exact shape and layout, and warns once per (estimator, GPU); there is no "nearest tuned
-bucket" guess, because a config tuned for another shape can be much slower than the
-heuristic.
+bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
+``rlscan.kernels.launch.heuristic_config`` for the exact shape and layout, and warns once per
+(estimator, GPU); there is no "nearest tuned bucket" guess, because a config tuned for another
+shape can be much slower than the heuristic.
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
 A GPU with no DB file of its own runs the entries of a DB made on a GPU of the same compute
 capability and SM count where one is loaded (a stand-in, nearest L2 size first; one warning),
 else the heuristic: a GPU model's winners serve its siblings far better than the heuristic
-does (``_db_slug``).
+does (``_db_slug``). Likewise, bucket by bucket, a GPU whose own DB lacks a bucket runs a
+sibling DB's entry for it before the heuristic (``_siblings``; silently: a sibling's winner is
+what a tune on this GPU would most likely pick).
 
 An entry may also hold ``bounded_walk``: look-back configs that would make more than
 ``configs.LOOKBACK_MAX_SPANS`` spans a row on the bucket's longer rows and beat the entry's
@@ -289,6 +291,7 @@ _warned_missing: set = set()
 # device -> the slug whose entries serve it (its own, or a stand-in's: _db_slug)
 _db_devices: Dict[str, Tuple[Tuple[int, int], int, int]] = {}
 _db_slugs: dict = {}
+_sibling_slugs: Dict[str, Tuple[str, ...]] = {}   # slug -> _siblings(slug), cached
 _layers: List[Tuple[str, Optional[Path]]] = []   # (label kind, directory) read by load()
 
 
@@ -351,6 +354,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
     _layers = layers
     _db_devices = devices
     _db_slugs.clear()
+    _sibling_slugs.clear()
     _heuristic_cached = None
     _cache.clear()
     _replay.forget()      # recorded launch plans hold configs from the old DB
@@ -420,11 +424,44 @@ def _db_slug(device) -> Optional[str]:
     return chosen
 
 
+def _siblings(slug: Optional[str]) -> Tuple[str, ...]:
+    """The other loaded DBs made on a GPU of the same compute capability and SM count as
+    ``slug``'s DB, nearest L2 size first: a bucket ``slug``'s DB lacks runs their entry for it.
+
+    Why: the tuned grid holds each GPU's buckets, and a bucket tuned on one GPU model only
+    (the H100's off-grid buckets: no H200 came to the sessions that tuned them) should not
+    fall to the heuristic on its sibling. From the two tunes' own timings of each other's
+    winners (``benchmarks/cross_gpu_configs.py``, every bucket of the grid): the H100's winners
+    on the H200 take 1.002-1.013x the H200's own winners' time (geomean per dtype and layout,
+    worst bucket 1.29x), where the heuristic took 1.195-1.338x; the H200's on the H100
+    1.002-1.062x against 1.145-1.271x (``benchmarks/results/cross_gpu_h100.md``)."""
+    if slug is None or slug not in _db_devices:
+        return ()
+    try:
+        return _sibling_slugs[slug]
+    except KeyError:
+        pass
+    cap, sms, l2 = _db_devices[slug]
+    found = _sibling_slugs[slug] = tuple(
+        other for _, other in sorted((abs(d[2] - l2), other) for other, d in _db_devices.items()
+                                     if other != slug and d[0] == cap and d[1] == sms
+                                     and other in _index))
+    return found
+
+
 def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
             kt: int) -> Optional[Tuple[dict, str, Tuple[dict, ...]]]:
+    """``slug``'s entry for the bucket, else its nearest sibling's that has one (``_siblings``)."""
     if slug is None:
         return None
-    return _index.get(slug, {}).get((kernel, dtype, layout, kr, kt))
+    key = (kernel, dtype, layout, kr, kt)
+    hit = _index.get(slug, {}).get(key)
+    if hit is None:
+        for other in _siblings(slug):
+            hit = _index[other].get(key)
+            if hit is not None:
+                break
+    return hit
 
 
 def select_config(pb: P.Problem) -> dict:

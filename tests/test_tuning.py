@@ -406,7 +406,7 @@ def test_malformed_entries_skipped_with_one_warning(dirs):
     got = load_warnings(reload)
     assert len(got) == 1 and "5 malformed" in str(got[0].message)
     assert ask().config == cfg(8)
-    assert ask(N=64, T=64).source == "heuristic"
+    assert ask(N=20, T=20).source == "heuristic"
 
 
 def test_shipped_db_files_parse_cleanly():
@@ -1366,6 +1366,21 @@ def test_cli_without_cuda_says_so(capsys, monkeypatch):
     assert args.estimators == ["gae", "vtrace"] and args.shapes == [(4096, 128), (8, 65536)]
 
 
+def test_tune_shapes_take_named_sets_beside_rows_x_steps():
+    from rlscan.tune import cli
+    args = cli.parser().parse_args(["--shapes", "off-grid-envs, 3x5"])
+    assert args.shapes == [*grid.NAMED_SHAPES["off-grid-envs"], (3, 5)]
+    assert grid.parse_shapes("STANDARD") == list(grid.STANDARD_SHAPES)
+    with pytest.raises(ValueError, match="'off-grid'.*expected ROWSxSTEPS.*off-grid-envs"):
+        grid.parse_shapes("off-grid")
+    # the named sets are off the grid: every one of their buckets is new to it
+    tuned = {(tuning.bucket_index(n), tuning.bucket_index(t)) for n, t in grid.STANDARD_SHAPES}
+    for name in ("off-grid-envs", "off-grid-sequences"):
+        buckets = [(tuning.bucket_index(n), tuning.bucket_index(t))
+                   for n, t in grid.NAMED_SHAPES[name]]
+        assert len(set(buckets)) == len(buckets) and not set(buckets) & tuned, name
+
+
 # --------------------------------------------------------------------------- on a GPU
 @pytest.mark.gpu
 def test_rlscan_tune_quick_on_the_gpu(tmp_path):
@@ -2188,6 +2203,40 @@ def test_a_stand_in_needs_the_same_capability_and_sm_count_and_the_nearest_l2_wi
         assert tuning.select_config(_problem(4096, 128)) == cfg(2, 128, 1)
 
 
+def test_a_bucket_its_own_db_lacks_runs_a_sibling_gpus_entry_before_the_heuristic(
+        dirs, cpu_is_h200):
+    """Bucket by bucket: the GPU's own entry, else the entry of a DB made on a GPU of the same
+    capability and SM count (nearest L2 first), else the heuristic (warned); silently, and
+    which_config names the sibling's file."""
+    shipped, overlay, reload = dirs
+    write(shipped / "nvidia-h200.json", arch_doc(
+        {"gae": [entry(4096, 128, cfg(8, 128, 2))]}, "NVIDIA H200", l2_mib=60))
+    h100 = write(shipped / "nvidia-h100-80gb-hbm3.json", arch_doc(
+        {"gae": [entry(4096, 128, cfg(2, 128, 1)), entry(8192, 256, cfg(4, 256, 4)),
+                 entry(300, 2048, cfg(1, 512, 4))]}, "NVIDIA H100 80GB HBM3", l2_mib=50))
+    write(overlay / "nvidia-h100-pcie.json", arch_doc(       # farther L2, other SM count
+        {"gae": [entry(300, 2048, cfg(16, 64, 8)), entry(20, 20, cfg(16, 64, 8))]},
+        "NVIDIA H100 PCIe", sm_count=114, l2_mib=60))
+    write(overlay / "nvidia-gh200.json", arch_doc(
+        {"gae": [entry(8192, 256, cfg(16, 64, 8)), entry(100, 100, cfg(2, 64, 2))]},
+        "NVIDIA GH200", l2_mib=96))
+    reload()
+    assert tuning._siblings("nvidia-h200") == ("nvidia-h100-80gb-hbm3", "nvidia-gh200")
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        assert tuning.select_config(_problem(4096, 128)) == cfg(8, 128, 2)      # its own
+        assert tuning.select_config(_problem(8192, 256)) == cfg(4, 256, 4)      # nearest L2
+        assert tuning.select_config(_problem(300, 2048)) == cfg(1, 512, 4)
+        assert tuning.select_config(_problem(100, 100)) == cfg(2, 64, 2)        # only GH200's
+        assert [w for w in got if issubclass(w.category, W)] == []
+        assert tuning.select_config(_problem(20, 20)) == heuristic_config(20, 20)  # 114 SMs
+    msgs = [str(w.message) for w in got if issubclass(w.category, W)]
+    assert len(msgs) == 1 and "no tuned entry for gae on nvidia-h200" in msgs[0], msgs
+    assert ask(N=8192, T=256).source == f"db:{h100}"
+    assert ask(N=8192, T=256).config == {**cfg(4, 256, 4)}
+    assert ask(N=20, T=20).source == "heuristic"
+
+
 def test_the_shipped_dbs_were_tuned_for_this_kernel_source():
     """An edit to a file the kernel source hash covers (rlscan/kernels/ but for configs.py and
     launch.py) makes every shipped entry stale, and every call falls back to the heuristic: host
@@ -2224,7 +2273,8 @@ def test_python_m_rlscan_reports_the_db_serving_each_gpu(dirs, monkeypatch):
     monkeypatch.setattr(tuning, "_device_slugs", {})
     lines = info.report().splitlines()
     assert lines[0].startswith(f"rlscan {rlscan.__version__}, torch ")
-    assert "  cuda:0 NVIDIA H200 (sm_90, 132 SMs): its own DB, nvidia-h200" in lines
+    assert ("  cuda:0 NVIDIA H200 (sm_90, 132 SMs): its own DB, nvidia-h200; buckets it lacks "
+            "from nvidia-h100-80gb-hbm3 where tuned there") in lines
     assert ("  cuda:1 NVIDIA H800 (sm_90, 132 SMs): no DB of its own (nvidia-h800); the stand-in "
             "nvidia-h100-80gb-hbm3's") in "\n".join(lines)     # the nearest L2 (50 MiB)
     assert any(ln.startswith("  cuda:2 NVIDIA GeForce RTX 4090 (sm_89, 128 SMs): no DB") and

@@ -4,6 +4,7 @@ tuning DB.
     rlscan-tune                          # the standard grid, every estimator: ~16 min on an H200
     rlscan-tune --quick --estimators gae # a smoke test
     rlscan-tune --shapes 2048x256,16x100000 --estimators gae,vtrace
+    rlscan-tune --shapes off-grid-envs   # common buckets off the grid (tune/grid.py NAMED_SHAPES)
     rlscan-tune --out tuning_db          # write the shipped DB of this GPU model
     rlscan-tune --reselect tuning_db/nvidia-h200.json   # re-pick winners after a candidate
                                          # rule changed, from the stored timings (no GPU)
@@ -67,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help=f"smoke test: shapes {grid.QUICK_SHAPES}, at most 6 candidates each")
     p.add_argument("--shapes", type=_shapes, default=None,
-                   help="ROWSxSTEPS comma list instead of the standard grid of BENCHMARKS.md")
+                   help="ROWSxSTEPS comma list instead of the standard grid of BENCHMARKS.md; "
+                        "names stand for sets: " + ", ".join(grid.NAMED_SHAPES))
     p.add_argument("--dtypes", type=_list(grid.DTYPES), default=list(grid.DTYPES))
     p.add_argument("--layouts", type=_list(grid.LAYOUTS), default=list(grid.LAYOUTS))
     p.add_argument("--out", type=Path, default=None,

@@ -26,6 +26,20 @@ STANDARD_SHAPES: Tuple[Tuple[int, int], ...] = (
     (512, 4096), (4096, 2048), (131072, 256), (256, 8192), (1024, 8192), (8, 65536),
     (8, 262144), (1, 1048576), (32, 32768), (128, 16384))
 QUICK_SHAPES: Tuple[Tuple[int, int], ...] = ((64, 512), (4096, 128), (8, 16384))
+# Buckets off the standard grid that training runs commonly hit, each of 2**20-2**22 elements
+# (smaller calls are dominated by the launch: a tuned config saves little there): buffers of
+# simulated environments (both layouts) and batches of long sequences (time-last). Untuned,
+# such a call runs the heuristic, which took 1.15-1.34x the tuned winners' time on the grid
+# (geomean per dtype and layout, benchmarks/results/cross_gpu_h100.md). Named for --shapes.
+NAMED_SHAPES = {
+    "off-grid-envs": ((4096, 256), (8192, 256), (2048, 512), (8192, 128), (32768, 128),
+                      (32768, 64), (16384, 256), (65536, 64), (1024, 1024), (4096, 1024),
+                      (2048, 2048)),
+    "off-grid-sequences": ((256, 4096), (128, 8192), (64, 16384), (16, 65536), (512, 2048),
+                           (1024, 2048), (64, 32768), (256, 16384), (16, 131072), (4, 262144),
+                           (2, 524288)),
+    "standard": STANDARD_SHAPES,
+}
 
 ESTIMATORS = tuning.ESTIMATORS
 DTYPES = ("float32", "bfloat16")
@@ -55,13 +69,18 @@ class Cell(NamedTuple):
 
 
 def parse_shapes(text: str) -> List[Tuple[int, int]]:
-    """``"4096x128,8x65536"`` -> [(4096, 128), (8, 65536)]."""
+    """``"4096x128,8x65536"`` -> [(4096, 128), (8, 65536)]; a name of ``NAMED_SHAPES`` stands
+    for its shapes."""
     shapes = []
     for part in text.split(","):
+        if part.strip().lower() in NAMED_SHAPES:
+            shapes += NAMED_SHAPES[part.strip().lower()]
+            continue
         try:
             n, t = (int(v) for v in part.lower().strip().split("x"))
         except ValueError:
-            raise ValueError(f"shape {part!r}: expected ROWSxSTEPS, e.g. 4096x128") from None
+            raise ValueError(f"shape {part!r}: expected ROWSxSTEPS, e.g. 4096x128, or one of "
+                             f"{', '.join(NAMED_SHAPES)}") from None
         if n < 1 or t < 1:
             raise ValueError(f"shape {part!r}: rows and steps must be >= 1")
         shapes.append((n, t))
