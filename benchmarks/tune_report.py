@@ -1,6 +1,8 @@
 """Markdown summary of a tuning DB file (what benchmarks/results/tune_h200.md is made from).
 
     python benchmarks/tune_report.py tuning_db/nvidia-h200.json --seconds 202 > tune_h200.md
+    python benchmarks/tune_report.py tuning_db/nvidia-h100-80gb-hbm3.json \
+        --shapes off-grid-envs,off-grid-sequences > tune_h100_off_grid.md   # those buckets only
 
 Per (dtype, layout): the tuned ÷ heuristic geomean (each entry stores the heuristic config's
 time, measured in the same sweep), tuned ÷ floor, and the worst bucket among those whose floor
@@ -12,7 +14,9 @@ import math
 import sys
 from collections import Counter, defaultdict
 
+from rlscan import tuning
 from rlscan.kernels import configs
+from rlscan.tune import grid
 from rlscan.tune.prune import PRUNED
 
 
@@ -43,15 +47,20 @@ def _why(status: str) -> str:
     return rest.strip().split(":")[0] or kind
 
 
-def report(db, seconds=None) -> str:
+def report(db, seconds=None, shapes=None, shapes_text="") -> str:
     rows = list(rows_of(db))
+    if shapes is not None:      # the buckets of these shapes only
+        keep = {(tuning.bucket_index(n), tuning.bucket_index(t)) for n, t in shapes}
+        rows = [(est, e) for est, e in rows
+                if (tuning.bucket_index(e["rows"][0]), tuning.bucket_index(e["steps"][0])) in keep]
     dev, sw = db["device"], db["software"]
     failed = Counter((name, _why(t)) for _, e in rows for name, t in e["timings"].items()
                      if isinstance(t, str) and not t.startswith(PRUNED))
     pruned = sum(isinstance(t, str) and t.startswith(PRUNED)
                  for _, e in rows for t in e["timings"].values())
     runs = sum(len(e["timings"]) for _, e in rows) - pruned
-    out = [f"# rlscan-tune on the {dev['name']}: the shipped tuning DB", ""]
+    what = f"the buckets of {shapes_text}" if shapes is not None else "the shipped tuning DB"
+    out = [f"# rlscan-tune on the {dev['name']}: {what}", ""]
     took = f", **{seconds:.0f} s**" if seconds else ""
     out.append(f"{len(rows)} buckets, {runs} candidate runs{took}; torch {sw['torch']}, triton "
                f"{sw['triton']}. Times are CUDA-graph replays with L2-rotated inputs (µs); floor "
@@ -133,9 +142,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("db")
     p.add_argument("--seconds", type=float, help="how long the sweep took (from its log)")
+    p.add_argument("--shapes", help="only the buckets of these shapes (NxT or a name of "
+                                    "tune/grid.py's NAMED_SHAPES, comma list)")
     args = p.parse_args(argv)
+    shapes = grid.parse_shapes(args.shapes) if args.shapes else None
     with open(args.db) as f:
-        sys.stdout.write(report(json.load(f), args.seconds))
+        sys.stdout.write(report(json.load(f), args.seconds, shapes, args.shapes or ""))
     return 0
 
 

@@ -1860,6 +1860,10 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
                                     "worst_us": 13.1, "winner_worst_us": 12.4},
                                    {"config": dict(walk, BLOCK_T=256), "median_us": 9.0}])
     db["kernels"]["gae"]["entries"].append(long_rows)
+    only = _benchmark_script("tune_report").report(db, shapes=[(100, 200), (5000, 130)],
+                                                    shapes_text="100x200,5000x130")
+    assert "the buckets of 100x200,5000x130" in only and "2 buckets, 4 candidate runs" in only
+    assert only.count("| gae | float32 | time_last |") == 2 and "| 64..127 | 128..255 |" in only
     text = _benchmark_script("tune_report").report(db)
     assert ("| gae | float32 | 1..1 | 1048576..2097151 | 12.50 | lookback/1x512/w1/s1/c1 8.50 "
             "(≤ 0.9971, 72 spans; no episode ends 13.10 / 12.40), lookback/1x256/w1/s1/c1 9.00 "
