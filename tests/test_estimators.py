@@ -1149,6 +1149,7 @@ def _heuristic_or_forced(backend, monkeypatch, gpu_shapes, cpu_shape, configs):
     if backend == "cuda":
         monkeypatch.setattr(tuning, "_cache", {})
         monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
+        monkeypatch.setattr(tuning, "_lookup", lambda *key: None)    # which_config's
         return [(shape, None) for shape in gpu_shapes]
     return [(cpu_shape, cfg) for cfg in configs]
 
