@@ -75,6 +75,8 @@
 #                                              # four cells in both layouts (~1 min)
 #   bash benchmarks/device_run.sh tm-grids     # the fp32 time-major grid, then the bf16 one of
 #                                              # three estimators (~2 min)
+#   bash benchmarks/device_run.sh off-grid-bench # the heuristic's GPU tests, then the grid of the
+#                                              # off-grid shape sets with the DB (~4 min)
 #   bash benchmarks/device_run.sh stand-in     # the fp32 time-last grid on a same-architecture
 #                                              # GPU's DB, this GPU's own removed (~40 s)
 #   bash benchmarks/device_run.sh grid-pinned  # the fp32 time-last grid (loop baseline) pinned
@@ -579,6 +581,17 @@ tm-grids)
     --dtypes bfloat16 --layouts time_major --baselines "" --out $OUT/b4 2>&1 \
     | grep -v "Warn\|_warn" | tail -2
   rm -f $OUT/b4/bench.png ;;
+off-grid-bench)
+  # (DB with the off-grid buckets in the tree) the heuristic's GPU tests (their shapes are tuned
+  # now: the tests hide the DB), then rlscan-bench on the named off-grid sets: fp32 time-last
+  # (bl) and time-major (bm) (~4 min on an H100)
+  (cd $R/tests && timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" \
+    test_estimators.py -k "untuned" 2>&1 | tail -3)
+  timeout 130 python3 -m rlscan.tune.bench --shapes off-grid-envs,off-grid-sequences \
+    --layouts time_last --baselines "" --out $OUT/bl 2>&1 | grep -v "Warn\|_warn" | tail -2
+  timeout 70 python3 -m rlscan.tune.bench --shapes off-grid-envs --layouts time_major \
+    --baselines "" --out $OUT/bm 2>&1 | grep -v "Warn\|_warn" | tail -2
+  rm -f $OUT/bl/bench.png $OUT/bm/bench.png ;;
 stand-in)
   # the fp32 time-last grid on a stand-in's DB: this GPU's own DB file removed, rlscan.tuning
   # takes a loaded DB of the same compute capability and SM count (and says which) (~40 s)
@@ -628,7 +641,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|bench-more|retune-buckets|stand-in|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
+*) echo "usage: device_run.sh tune-bench|off-grid-bench|bench-more|retune-buckets|stand-in|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
