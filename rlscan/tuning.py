@@ -18,7 +18,9 @@ T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has ex
 bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
 ``rlscan.kernels.launch.heuristic_config`` for the exact shape and layout, and warns once per
 (estimator, GPU); there is no "nearest tuned bucket" guess, because a config tuned for another
-shape can be much slower than the heuristic.
+shape can be much slower than the heuristic (leave-one-out over the grid, the nearest bucket's
+winner beat the heuristic in about half the buckets, with outliers of 5.5x and 173x its own
+winner's time: benchmarks/NOTES.md, forty-sixth session).
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
 A GPU with no DB file of its own runs the entries of a DB made on a GPU of the same compute
@@ -544,7 +546,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     may hold look-back configs that run only when these bound every walk back (``bounded_walk``, ``select_config``).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
-    a DB of its own, the file of its stand-in's: ``_db_slug``), ``"heuristic"``
+    a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
+    sibling's: ``_siblings``), ``"heuristic"``
     when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
     ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
     ``"empty"`` when the input is empty (nothing runs)."""
