@@ -348,7 +348,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--estimators", default=",".join(grid.ESTIMATORS[:7]))
-    p.add_argument("--shapes", default=None, help="ROWSxSTEPS,... (default: the standard grid)")
+    p.add_argument("--shapes", default=None,
+                   help="ROWSxSTEPS,... or names of sets: " + ", ".join(grid.NAMED_SHAPES)
+                        + " (default: the standard grid)")
     p.add_argument("--dtypes", default="float32")
     p.add_argument("--layouts", default="time_last")
     p.add_argument("--baselines", default="compile,loop",
