@@ -436,7 +436,7 @@ def _siblings(slug: Optional[str]) -> Tuple[str, ...]:
     winners (``benchmarks/cross_gpu_configs.py``, every bucket of the grid): the H100's winners
     on the H200 take 1.002-1.013x the H200's own winners' time (geomean per dtype and layout,
     worst bucket 1.29x), where the heuristic took 1.195-1.338x; the H200's on the H100
-    1.002-1.062x against 1.145-1.271x (``benchmarks/results/cross_gpu_h100.md``)."""
+    1.002-1.062x against 1.145-1.271x (``benchmarks/results/cross_gpu_h{200,100}.md``)."""
     if slug is None or slug not in _db_devices:
         return ()
     try:

@@ -406,7 +406,7 @@ def test_malformed_entries_skipped_with_one_warning(dirs):
     got = load_warnings(reload)
     assert len(got) == 1 and "5 malformed" in str(got[0].message)
     assert ask().config == cfg(8)
-    assert ask(N=20, T=20).source == "heuristic"
+    assert ask(N=64, T=64).source == "heuristic"
 
 
 def test_shipped_db_files_parse_cleanly():

@@ -30,7 +30,8 @@ QUICK_SHAPES: Tuple[Tuple[int, int], ...] = ((64, 512), (4096, 128), (8, 16384))
 # (smaller calls are dominated by the launch: a tuned config saves little there): buffers of
 # simulated environments (both layouts) and batches of long sequences (time-last). Untuned,
 # such a call runs the heuristic, which took 1.15-1.34x the tuned winners' time on the grid
-# (geomean per dtype and layout, benchmarks/results/cross_gpu_h100.md). Named for --shapes.
+# (geomean per dtype and layout, benchmarks/results/cross_gpu_h{100,200}.md); on these buckets
+# 1.10-1.20x (H100, tune_h100_off_grid.md). Named for --shapes.
 NAMED_SHAPES = {
     "off-grid-envs": ((4096, 256), (8192, 256), (2048, 512), (8192, 128), (32768, 128),
                       (32768, 64), (16384, 256), (65536, 64), (1024, 1024), (4096, 1024),
