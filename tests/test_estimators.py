@@ -1204,6 +1204,32 @@ def test_untuned_long_time_last_rows_match_reference(backend, device, est, monke
         assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
+_WIDE_ROWS = dict(strategy="row_block", BLOCK_N=1, BLOCK_T=512, num_warps=4)
+_SPANS_OF_4 = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, CHUNKS_PER_SPAN=4,
+                   TWO_LEVEL=True)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_time_last_calls_once_split_into_one_chunk_spans_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's configs for untuned time-last calls that used to run one-chunk spans:
+    1x512/w4 row blocks for 64-2046 rows below 2048 steps, spans of 4 chunks of 2x128 for
+    fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
+    chunk and span); on the GPU the heuristic itself, with no DB entry, at 100x1000,
+    1500x600 and 24x40000."""
+    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch,
+                                            [(100, 1000), (1500, 600), (24, 40000)],
+                                            (3, 1100), [_WIDE_ROWS, _SPANS_OF_4]):
+        kw, rk = make(est, (N, T), seed=37)
+        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
+            if cfg is None:
+                x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
+                assert tuning.which_config(est, x).config == dict(
+                    _WIDE_ROWS if T < 2048 else _SPANS_OF_4, num_stages=1)
+            out = call(est, kw, device)
+        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
+
+
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)
 _CONTIG_BITS = {"gae": 31, "vtrace": 63, "retrace": 63, "eligibility_traces": 5}
 

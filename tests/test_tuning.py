@@ -1066,6 +1066,33 @@ def test_long_time_last_rows_of_128_to_1023_take_a_row_spread_over_warps(monkeyp
     assert "SPLIT" not in heuristic_config(300, 4096, time_major=True)
 
 
+def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winners_tiles(
+        monkeypatch):
+    """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
+    below 2048 steps one row a program in 512-step chunks instead; with fewer rows or longer
+    ones spans of 4 chunks where that leaves at least 1024 programs (4096 chunks in all), else
+    one-chunk spans as before. A single row keeps its 1x1024 spans; time-major is unchanged."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
+    for N, T in ((64, 512), (64, 385), (1024, 1024), (300, 2047), (2046, 1000)):
+        assert heuristic_config(N, T) == wide, (N, T)
+    assert heuristic_config(2047, 1000)["BLOCK_T"] == 128     # 1024 row programs: no split
+    assert heuristic_config(63, 512)["CHUNKS_PER_SPAN"] == 1
+    spans = {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2,
+             "CHUNKS_PER_SPAN": 4, "TWO_LEVEL": True}
+    for N, T in ((32, 32768), (8, 262144), (2, 524288), (64, 16384), (16, 65536)):
+        cfg = heuristic_config(N, T)
+        assert cfg == spans, (N, T)
+        C.validate(cfg)
+    assert heuristic_config(8, 65536)["CHUNKS_PER_SPAN"] == 1          # 2048 chunks in all
+    assert heuristic_config(127, 4096)["CHUNKS_PER_SPAN"] == 1
+    assert heuristic_config(64, 1 << 20)["CHUNKS_PER_SPAN"] == 32      # 8192 programs
+    assert heuristic_config(1, 1 << 22) == {"strategy": "chunked", "BLOCK_N": 1, "BLOCK_T": 1024,
+                                             "num_warps": 4, "CHUNKS_PER_SPAN": 1}
+    assert heuristic_config(64, 512, time_major=True)["strategy"] == "chunked"
+    C.validate(wide)
+
+
 def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):
     """Untuned time-major calls of 1024-16383 rows below 2048 steps (PPO rollout buffers off the
     tuned grid) run 16x64/w8 row blocks whole, never split into one-chunk spans that read the
