@@ -1181,6 +1181,35 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
                        scale=scale_of(est, rk))
 
 
+_MANY_ROWS_LANES = dict(strategy="row_block", BLOCK_N=32, BLOCK_T=16, num_warps=1,
+                       LANE_ROWS=True)
+_TENS_OF_ROWS_SPANS = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
+                           CHUNKS_PER_SPAN=4)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_time_major_calls_of_16k_rows_or_tens_of_long_rows_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's configs for untuned [T, N] buffers of 16384-32767 rows x 128-1023 steps
+    (32x16/w1 row blocks of one row a lane) and of 32-63 rows from 32768 steps (spans of 4
+    chunks of 32x8/w1): in the interpreter forced on 37 rows x 90 steps (a ragged row tile,
+    last chunk and last span); on the GPU the
+    heuristic itself, with no DB entry, at 17000x200 and 40x33000."""
+    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(17000, 200), (40, 33000)],
+                                            (37, 90), [_MANY_ROWS_LANES, _TENS_OF_ROWS_SPANS]):
+        kw, rk = make(est, (N, T), seed=43)
+        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                 for k, v in kw.items()}
+        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
+            if cfg is None:
+                x = major["inputs" if "inputs" in major else "rewards"].to(device)
+                assert tuning.which_config(est, x, time_dim=0).config == dict(
+                    _MANY_ROWS_LANES if N > 64 else _TENS_OF_ROWS_SPANS, num_stages=1)
+            out = call(est, major, device, time_dim=0)
+        assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
+                       scale=scale_of(est, rk))
+
+
 def _split_rows(s):
     return dict(strategy="row_block", BLOCK_N=s, BLOCK_T=128, num_warps=s, SPLIT=s,
                 TWO_LEVEL=True)

@@ -1116,6 +1116,29 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
         assert heuristic_config(N, T)["BLOCK_N"] != 16
 
 
+def test_time_major_16k_rows_take_lane_row_blocks_and_tens_of_long_rows_take_spans(
+        monkeypatch):
+    """Untuned time-major calls of 16384-32767 rows x 128-1023 steps run 32x16/w1 row blocks of
+    one row a lane; of 32-63 rows from 32768 steps, spans of 4 chunks of 32x8/w1. Neighbours
+    keep their configs, and time-last calls are unchanged."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    lanes = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
+             "LANE_ROWS": True}
+    spans = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 4}
+    for N, T in ((16384, 128), (20000, 500), (32767, 1023)):
+        assert heuristic_config(N, T, time_major=True) == lanes, (N, T)
+    for N, T in ((32, 32768), (63, 1 << 20)):
+        assert heuristic_config(N, T, time_major=True) == spans, (N, T)
+    C.validate(lanes)
+    C.validate(spans)
+    for N, T in ((16384, 127), (16384, 1024), (32768, 512), (16383, 512), (31, 32768),
+                 (64, 32768), (32, 32767)):
+        got = heuristic_config(N, T, time_major=True)
+        assert got not in (lanes, spans), (N, T)
+    assert heuristic_config(20000, 500) != lanes and heuristic_config(40, 40000) != spans
+
+
 def test_compile_jobs_launch_exactly_what_the_timing_process_launches(monkeypatch):
     """A worker compiles from uninitialised stand-ins of a cell's inputs
     (workers._empty_like_draw); only if every candidate then makes the very launches the timing

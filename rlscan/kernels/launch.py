@@ -110,6 +110,20 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
         return cfg
+    # The next two from the tuners' own timings in the buckets they change (both DBs where
+    # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
+    if time_major and not interpreted and 16384 <= N < 32768 and 128 <= T < 1024:
+        # 32x16/w1 lane-row blocks (21 of the 80 bucket winners, 32x32/w1 lane rows 35 but
+        # up to 7x slower elsewhere): 16384x128, 256, 512 x0.76-0.77 the 16x64/w8 blocks' time
+        # on the H200 and x0.82-0.85 on the H100 (geomean; x0.57-1.26: fp32 V-trace loses,
+        # x1.05-1.26, fp32 Retrace by up to x1.08)
+        return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
+                "LANE_ROWS": True}
+    if time_major and not interpreted and 32 <= N < 64 and T >= 1 << 15:
+        # spans of 4 chunks of 32x8/w1, the winner of all 32 of the 32x32768 buckets: x0.51
+        # (H200) and x0.54 (H100) the one-chunk spans of 16x64/w8 (geomean; x0.45-0.61)
+        return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+                "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and 128 <= N < 1024 and T >= 2048:
         # 128-1023 rows of 2048+ steps (a batch of long language-model sequences): each row on
         # SPLIT warps, one row a program (configs._SPLIT_ROWS; the tuned grid's winners there
