@@ -1920,6 +1920,41 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
             "(≤ 0.9436, 8 spans) |") in text
 
 
+def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp_path):
+    """benchmarks/heuristic_vs_db.py: the heuristic's time in an entry is the stored timing of
+    its config's label (without ``/2l`` where the entry timed the forward-scan form), never a
+    guess; a comparison lists new ÷ old per shape where the two heuristics differ, and the
+    worst-groups report names the config that would have done best."""
+    hv = _benchmark_script("heuristic_vs_db")
+    a = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
+    b = {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2}
+    la, lb = (C.label(C.validate({"num_stages": 1, **c})) for c in (a, b))
+
+    def entry(N, T, timings, winner):
+        return {"dtype": "float32", "layout": "time_last", "rows": list(tuning.bucket(N)),
+                "steps": list(tuning.bucket(T)), "shape": [N, T], "config": a,
+                "median_us": winner, "timings": timings}
+    db = {"device": {"name": "GPU X"}, "kernels": {
+        "gae": {"entries": [entry(64, 512, {la: 2.0, lb + "/2l": 4.0}, 2.0),
+                            entry(4096, 128, {la: 9.0}, 3.0)]},
+        "eligibility_traces": {"entries": [entry(64, 512, {la: 3.0, lb: 4.5}, 3.0)]}}}
+    path = write(tmp_path / "gpu-x.json", db)
+
+    def old(N, T, tm):
+        return dict(b, TWO_LEVEL=True) if N == 64 else a
+
+    def new(N, T, tm):
+        return a
+    text = hv.compare([path], old, new)
+    # 64x512: gae 2.0 / 4.0 (the two-level label), eligibility traces 3.0 / 4.5 (its plain one)
+    assert "| gpu-x | 64x512 | time_last | float32 | 2 | 0.577 | 0.50–0.67 | 0 |" in text
+    assert "4096x128" not in text and "All: 0.577 over 2 timed entries, worst 0.67" in text
+    worst = hv.worst_groups([path], old)
+    assert "| time_last | float32 | 4096..8191 | 128..255 | 1 | 3.00× |" in worst
+    assert f"| time_last | float32 | 64..127 | 512..1023 | 2 | 1.73× | {la} (1.00×, 2) |" in worst
+    assert "0 entries did not time" in worst
+
+
 def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
     """benchmarks/kernel_resources.py compiles the launches a forced config makes (recorded
     from the launcher, not re-derived) for sm_90 without a GPU and reads registers and spills

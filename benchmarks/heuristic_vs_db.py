@@ -1,0 +1,151 @@
+"""The heuristic configs judged by the timings the tuner stored: no GPU needed.
+
+Every DB entry keeps the time of each candidate config it measured (``timings``), so the time
+of any heuristic's choice for the entry's shape can be read back wherever that config was a
+candidate. Two reports:
+
+    python benchmarks/heuristic_vs_db.py tuning_db/*.json                 # heuristic ÷ winner
+    python benchmarks/heuristic_vs_db.py tuning_db/*.json --against 44a48a0   # vs that revision
+
+The first lists the (layout, dtype, rows bucket, steps bucket) groups where
+``launch.heuristic_config`` is furthest from the tuned winners (geomean over the group's
+entries, and the config that would have done best there). The second compares the current
+heuristic with ``rlscan/kernels/launch.py`` at a git revision, entry by entry where the two
+choose differently: new ÷ old time, per DB and shape. How the forty-sixth session chose its
+rules (benchmarks/NOTES.md). A config not timed in an entry (not a candidate there, or pruned
+by ``rlscan-tune --prune``) is counted as untimed, never guessed. Forward scans drop the
+two-level flag at launch, so a ``/2l`` label missing from an entry is read without it.
+"""
+import argparse
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from rlscan import tuning
+from rlscan.kernels import configs
+
+_FULL = {"strategy": "row_block", "num_warps": 4, "num_stages": 1}   # the launcher's defaults
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def label_of(heuristic, N, T, time_major) -> str:
+    return configs.label(configs.validate({**_FULL, **heuristic(N, T, time_major)}))
+
+
+def time_of(entry, label):
+    t = entry["timings"].get(label, entry["timings"].get(label.replace("/2l", "")))
+    return t if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+
+
+def entries(paths):
+    for path in paths:
+        with open(path) as f:
+            db = json.load(f)
+        for kernel, section in sorted(db["kernels"].items()):
+            for e in section["entries"]:
+                if e.get("timings") and len(e.get("shape") or ()) == 2:
+                    yield Path(path).stem, kernel, e
+
+
+def worst_groups(paths, heuristic, top=20) -> str:
+    groups, best = defaultdict(list), defaultdict(lambda: defaultdict(list))
+    untimed = 0
+    for _, _, e in entries(paths):
+        N, T = e["shape"]
+        key = (e["layout"], e["dtype"], tuning.bucket(N), tuning.bucket(T))
+        t = time_of(e, label_of(heuristic, N, T, e["layout"] == "time_major"))
+        if t is None:
+            untimed += 1
+            continue
+        groups[key].append(t / e["median_us"])
+        for lab, v in e["timings"].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                best[key][lab].append(v / e["median_us"])
+    out = ["| layout | dtype | rows | steps | entries | heuristic ÷ winner | best single config "
+           "(÷ winner, entries) |", "|---|---|---|---|---:|---:|---|"]
+    ranked = sorted(groups.items(), key=lambda kv: -geomean(kv[1]))[:top]
+    for (layout, dtype, rows, steps), r in ranked:
+        n = len(r)
+        cands = [(geomean(v), lab, len(v)) for lab, v in best[(layout, dtype, rows, steps)].items()
+                 if len(v) >= 0.8 * n]
+        best_text = "none timed in 80% of them"
+        if cands:
+            g, lab, m = min(cands)
+            best_text = f"{lab} ({g:.2f}×, {m})"
+        out.append(f"| {layout} | {dtype} | {rows[0]}..{rows[1]} | {steps[0]}..{steps[1]} | {n} "
+                   f"| {geomean(r):.2f}× | {best_text} |")
+    out.append(f"\n{untimed} entries did not time the heuristic's config.")
+    return "\n".join(out) + "\n"
+
+
+def compare(paths, old, new) -> str:
+    """New ÷ old heuristic time per (DB, shape, layout, dtype) where they differ."""
+    ratios, untimed = defaultdict(list), defaultdict(int)
+    for slug, _, e in entries(paths):
+        N, T = e["shape"]
+        tm = e["layout"] == "time_major"
+        a, b = label_of(old, N, T, tm), label_of(new, N, T, tm)
+        if a == b:
+            continue
+        key = (slug, N, T, e["layout"], e["dtype"])
+        ta, tb = time_of(e, a), time_of(e, b)
+        if ta is None or tb is None:
+            untimed[key] += 1
+        else:
+            ratios[key].append(tb / ta)
+    out = ["| DB | shape | layout | dtype | entries | new ÷ old (geomean) | range | untimed |",
+           "|---|---|---|---|---:|---:|---|---:|"]
+    for key in sorted(set(ratios) | set(untimed)):
+        slug, N, T, layout, dtype = key
+        r = ratios.get(key, [])
+        span = f"{min(r):.2f}–{max(r):.2f}" if r else "—"
+        out.append(f"| {slug} | {N}x{T} | {layout} | {dtype} | {len(r)} | {geomean(r):.3f} | "
+                   f"{span} | {untimed.get(key, 0)} |")
+    every = [x for r in ratios.values() for x in r]
+    worst = f", worst {max(every):.2f}" if every else ""
+    out.append(f"\nAll: {geomean(every):.3f} over {len(every)} timed entries{worst}; "
+               f"{sum(untimed.values())} untimed.")
+    return "\n".join(out) + "\n"
+
+
+def heuristic_at(revision: str):
+    """``heuristic_config`` of rlscan/kernels/launch.py at a git revision."""
+    root = Path(__file__).resolve().parents[1]
+    text = subprocess.run(["git", "show", f"{revision}:rlscan/kernels/launch.py"], cwd=root,
+                          capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "launch_at_revision.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("rlscan.kernels._launch_at_revision", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module.heuristic_config
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("db", nargs="+")
+    p.add_argument("--against", metavar="REV",
+                   help="compare with the heuristic of this git revision instead")
+    p.add_argument("--top", type=int, default=20)
+    args = p.parse_args(argv)
+    os.environ.pop("TRITON_INTERPRET", None)     # the GPU's rules, not the interpreter's tiles
+    from rlscan.kernels.launch import heuristic_config
+    if args.against:
+        sys.stdout.write(compare(args.db, heuristic_at(args.against), heuristic_config))
+    else:
+        sys.stdout.write(worst_groups(args.db, heuristic_config, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
