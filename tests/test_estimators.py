@@ -1140,18 +1140,36 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
     assert taken == [0, 0, 0, 0]
 
 
-def _heuristic_or_forced(backend, monkeypatch, gpu_shapes, cpu_shape, configs):
-    """(shape, config) pairs of a heuristic's test: on the GPU ``gpu_shapes`` with no DB entry
-    (config None: the call takes the heuristic's), in the interpreter (whose heuristic keeps
-    small tiles) ``cpu_shape`` under each of ``configs`` forced."""
+def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_shapes, cpu_shape,
+                                   forced, expected, seed, time_major=False):
+    """A heuristic rule's test: on the GPU each of ``gpu_shapes`` with no DB entry, its
+    ``which_config`` being ``expected(N, T)`` (the heuristic's choice); in the interpreter
+    (whose heuristic keeps small tiles) ``cpu_shape`` under each config of ``forced``. Every
+    call matches the float64 reference."""
     if backend == "torch":
         pytest.skip("the torch path has no tiles")
     if backend == "cuda":
         monkeypatch.setattr(tuning, "_cache", {})
         monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
         monkeypatch.setattr(tuning, "_lookup", lambda *key: None)    # which_config's
-        return [(shape, None) for shape in gpu_shapes]
-    return [(cpu_shape, cfg) for cfg in configs]
+        runs = [(shape, None) for shape in gpu_shapes]
+    else:
+        runs = [(cpu_shape, cfg) for cfg in forced]
+    dim = 0 if time_major else -1
+    for (N, T), cfg in runs:
+        kw, rk = make(est, (N, T), seed=seed)
+        if time_major:
+            kw = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                  for k, v in kw.items()}
+        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
+            if cfg is None:
+                x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
+                assert tuning.which_config(est, x, time_dim=dim).config == dict(
+                    expected(N, T), num_stages=1), (N, T)
+            out = call(est, kw, device, time_dim=dim)
+        if time_major:
+            out = tuple(o.t() for o in cases.as_tuple(out))
+        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
 _MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8),
@@ -1166,23 +1184,14 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
     one-row-a-lane tiles): in the interpreter forced on 37 rows x 150 steps (ragged row tiles,
     a ragged last span); on the GPU the heuristic itself, with no DB entry, at 1030x300 and
     1100x1030."""
-    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(1030, 300), (1100, 1030)],
-                                            (37, 150), _MID_TIME_MAJOR):
-        kw, rk = make(est, (N, T), seed=29)
-        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
-                 for k, v in kw.items()}
-        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
-            if cfg is None:
-                x = major["inputs" if "inputs" in major else "rewards"].to(device)
-                assert tuning.which_config(est, x, time_dim=0).config == dict(
-                    _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)], num_stages=1)
-            out = call(est, major, device, time_dim=0)
-        assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
-                       scale=scale_of(est, rk))
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(1030, 300), (1100, 1030)],
+        cpu_shape=(37, 150), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
+        expected=lambda N, T: _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)])
 
 
 _MANY_ROWS_LANES = dict(strategy="row_block", BLOCK_N=32, BLOCK_T=16, num_warps=1,
-                       LANE_ROWS=True)
+                        LANE_ROWS=True)
 _TENS_OF_ROWS_SPANS = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
                            CHUNKS_PER_SPAN=4)
 
@@ -1193,21 +1202,12 @@ def test_untuned_time_major_calls_of_16k_rows_or_tens_of_long_rows_match_referen
     """The heuristic's configs for untuned [T, N] buffers of 16384-32767 rows x 128-1023 steps
     (32x16/w1 row blocks of one row a lane) and of 32-63 rows from 32768 steps (spans of 4
     chunks of 32x8/w1): in the interpreter forced on 37 rows x 90 steps (a ragged row tile,
-    last chunk and last span); on the GPU the
-    heuristic itself, with no DB entry, at 17000x200 and 40x33000."""
-    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(17000, 200), (40, 33000)],
-                                            (37, 90), [_MANY_ROWS_LANES, _TENS_OF_ROWS_SPANS]):
-        kw, rk = make(est, (N, T), seed=43)
-        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
-                 for k, v in kw.items()}
-        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
-            if cfg is None:
-                x = major["inputs" if "inputs" in major else "rewards"].to(device)
-                assert tuning.which_config(est, x, time_dim=0).config == dict(
-                    _MANY_ROWS_LANES if N > 64 else _TENS_OF_ROWS_SPANS, num_stages=1)
-            out = call(est, major, device, time_dim=0)
-        assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=T,
-                       scale=scale_of(est, rk))
+    last chunk and last span); on the GPU the heuristic itself, with no DB entry, at
+    17000x200 and 40x33000."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(17000, 200), (40, 33000)],
+        cpu_shape=(37, 90), forced=[_MANY_ROWS_LANES, _TENS_OF_ROWS_SPANS], seed=43,
+        time_major=True, expected=lambda N, T: _MANY_ROWS_LANES if N > 64 else _TENS_OF_ROWS_SPANS)
 
 
 def _split_rows(s):
@@ -1221,16 +1221,10 @@ def test_untuned_long_time_last_rows_match_reference(backend, device, est, monke
     (a row on 16 warps below 512 rows, on 8 from there; two-level where backward): in the
     interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
     on the GPU the heuristic itself, with no DB entry, at 200x4100 and 600x2100."""
-    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch, [(200, 4100), (600, 2100)],
-                                            (3, 1100), [_split_rows(16), _split_rows(8)]):
-        kw, rk = make(est, (N, T), seed=31)
-        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
-            if cfg is None:
-                x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
-                assert tuning.which_config(est, x).config == dict(
-                    _split_rows(16 if N < 512 else 8), num_stages=1)
-            out = call(est, kw, device)
-        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100)],
+        cpu_shape=(3, 1100), forced=[_split_rows(16), _split_rows(8)], seed=31,
+        expected=lambda N, T: _split_rows(16 if N < 512 else 8))
 
 
 _WIDE_ROWS = dict(strategy="row_block", BLOCK_N=1, BLOCK_T=512, num_warps=4)
@@ -1246,17 +1240,10 @@ def test_untuned_time_last_calls_once_split_into_one_chunk_spans_match_reference
     fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
     chunk and span); on the GPU the heuristic itself, with no DB entry, at 100x1000,
     1500x600 and 24x40000."""
-    for (N, T), cfg in _heuristic_or_forced(backend, monkeypatch,
-                                            [(100, 1000), (1500, 600), (24, 40000)],
-                                            (3, 1100), [_WIDE_ROWS, _SPANS_OF_4]):
-        kw, rk = make(est, (N, T), seed=37)
-        with (force_config(**cfg) if cfg else contextlib.nullcontext()):
-            if cfg is None:
-                x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
-                assert tuning.which_config(est, x).config == dict(
-                    _WIDE_ROWS if T < 2048 else _SPANS_OF_4, num_stages=1)
-            out = call(est, kw, device)
-        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(100, 1000), (1500, 600), (24, 40000)],
+        cpu_shape=(3, 1100), forced=[_WIDE_ROWS, _SPANS_OF_4], seed=37,
+        expected=lambda N, T: _WIDE_ROWS if T < 2048 else _SPANS_OF_4)
 
 
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)
