@@ -293,7 +293,7 @@ _warned_missing: set = set()
 # device -> the slug whose entries serve it (its own, or a stand-in's: _db_slug)
 _db_devices: Dict[str, Tuple[Tuple[int, int], int, int]] = {}
 _db_slugs: dict = {}
-_sibling_slugs: Dict[str, Tuple[str, ...]] = {}   # slug -> _siblings(slug), cached
+_sibling_slugs: Dict[str, Tuple[str, ...]] = {}   # slug -> _siblings(slug), made by load()
 _layers: List[Tuple[str, Optional[Path]]] = []   # (label kind, directory) read by load()
 
 
@@ -351,12 +351,15 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
             arch = _db_arch(db.doc["device"])
             if arch is not None:
                 devices[path.stem] = arch
-    global _index, _heuristic_cached, _db_devices, _layers
+    global _index, _heuristic_cached, _db_devices, _layers, _sibling_slugs
     _index = index
     _layers = layers
     _db_devices = devices
+    # same capability and SM count, nearest L2 first
+    _sibling_slugs = {slug: tuple(other for _, other in sorted(
+        (abs(d[2] - arch[2]), other) for other, d in devices.items()
+        if other != slug and d[:2] == arch[:2])) for slug, arch in devices.items()}
     _db_slugs.clear()
-    _sibling_slugs.clear()
     _heuristic_cached = None
     _cache.clear()
     _replay.forget()      # recorded launch plans hold configs from the old DB
@@ -437,18 +440,7 @@ def _siblings(slug: Optional[str]) -> Tuple[str, ...]:
     on the H200 take 1.002-1.013x the H200's own winners' time (geomean per dtype and layout,
     worst bucket 1.29x), where the heuristic took 1.195-1.338x; the H200's on the H100
     1.002-1.062x against 1.145-1.271x (``benchmarks/results/cross_gpu_h{200,100}.md``)."""
-    if slug is None or slug not in _db_devices:
-        return ()
-    try:
-        return _sibling_slugs[slug]
-    except KeyError:
-        pass
-    cap, sms, l2 = _db_devices[slug]
-    found = _sibling_slugs[slug] = tuple(
-        other for _, other in sorted((abs(d[2] - l2), other) for other, d in _db_devices.items()
-                                     if other != slug and d[0] == cap and d[1] == sms
-                                     and other in _index))
-    return found
+    return _sibling_slugs.get(slug, ())
 
 
 def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,

@@ -74,11 +74,12 @@ def parse_shapes(text: str) -> List[Tuple[int, int]]:
     for its shapes."""
     shapes = []
     for part in text.split(","):
-        if part.strip().lower() in NAMED_SHAPES:
-            shapes += NAMED_SHAPES[part.strip().lower()]
+        name = part.strip().lower()
+        if name in NAMED_SHAPES:
+            shapes += NAMED_SHAPES[name]
             continue
         try:
-            n, t = (int(v) for v in part.lower().strip().split("x"))
+            n, t = (int(v) for v in name.split("x"))
         except ValueError:
             raise ValueError(f"shape {part!r}: expected ROWSxSTEPS, e.g. 4096x128, or one of "
                              f"{', '.join(NAMED_SHAPES)}") from None
