@@ -1431,6 +1431,18 @@ def test_tune_shapes_take_named_sets_beside_rows_x_steps():
         assert len(set(buckets)) == len(buckets) and not set(buckets) & tuned, name
 
 
+def test_time_major_single_rows_are_tuned_as_the_time_last_cells_their_calls_read():
+    """A [T, 1] buffer has time stride 1: its calls look up time-last entries, so the tuner
+    measures (once) the time-last cell, not a time-major one nothing would read."""
+    cells = grid.cells([(1, 4096), (8, 4096)], ["gae"], ["float32"], ["time_last", "time_major"])
+    assert [(c.N, c.layout) for c in cells] == [(1, "time_last"), (8, "time_last"),
+                                                (8, "time_major")]
+    only_major = grid.cells([(1, 4096)], ["gae"], ["float32"], ["time_major"])
+    assert [c.layout for c in only_major] == ["time_last"]
+    x = torch.empty(4096, 1, device="meta")
+    assert tuning.which_config("gae", x, time_dim=0).layout == only_major[0].layout
+
+
 # --------------------------------------------------------------------------- on a GPU
 @pytest.mark.gpu
 def test_rlscan_tune_quick_on_the_gpu(tmp_path):

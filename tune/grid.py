@@ -92,7 +92,9 @@ def parse_shapes(text: str) -> List[Tuple[int, int]]:
 def cells(shapes: Sequence[Tuple[int, int]], estimators: Sequence[str],
           dtypes: Sequence[str] = DTYPES, layouts: Sequence[str] = LAYOUTS) -> List[Cell]:
     """Every (shape, estimator, dtype, layout), one per bucket (the first shape of a bucket
-    wins), ordered so cells sharing a float64 reference are adjacent."""
+    wins), ordered so cells sharing a float64 reference are adjacent. A time-major shape of
+    one row is a time-last cell: a [T, 1] buffer has time stride 1, so its calls read the
+    time-last entries (``tuning.layout_key``), and a time-major one would never be read."""
     for e in estimators:
         if e not in ESTIMATORS:
             raise ValueError(f"unknown estimator {e!r}; expected some of {', '.join(ESTIMATORS)}")
@@ -101,6 +103,7 @@ def cells(shapes: Sequence[Tuple[int, int]], estimators: Sequence[str],
         for est in estimators:
             for dt in dtypes:
                 for lay in layouts:
+                    lay = "time_last" if n == 1 else lay
                     key = (est, dt, lay, tuning.bucket(n), tuning.bucket(t))
                     if key not in seen:
                         seen.add(key)

@@ -116,12 +116,17 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         # 32x16/w1 lane-row blocks (21 of the 80 bucket winners, 32x32/w1 lane rows 35 but
         # up to 7x slower elsewhere): 16384x128, 256, 512 x0.76-0.77 the 16x64/w8 blocks' time
         # on the H200 and x0.82-0.85 on the H100 (geomean; x0.57-1.26: fp32 V-trace loses,
-        # x1.05-1.26, fp32 Retrace by up to x1.08)
+        # x1.05-1.26, fp32 Retrace by up to x1.08). Forced off those buckets (H100, fp32,
+        # forty-seventh session, probes/2026-12-06_fortyseventh_session_heuristic_rules_forced_
+        # ab.txt; discounted returns / GAE / V-trace): 17000x200 21.9 / 32.2 / 50.5 us against
+        # 31.4 / 39.4 / 74.1; 20000x700 74.0 / 110.4 / 172.8 against 97.1 / 121.3 / 151.9
         return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                 "LANE_ROWS": True}
     if time_major and not interpreted and 32 <= N < 64 and T >= 1 << 15:
         # spans of 4 chunks of 32x8/w1, the winner of all 32 of the 32x32768 buckets: x0.51
-        # (H200) and x0.54 (H100) the one-chunk spans of 16x64/w8 (geomean; x0.45-0.61)
+        # (H200) and x0.54 (H100) the one-chunk spans of 16x64/w8 (geomean; x0.45-0.61).
+        # Forced off them (same file): 40x33000 24.4 / 29.1 / 35.7 us against 32.2 / 36.8 /
+        # 43.3, 48x100000 53.3 / 75.2 / 95.4 against 92.7 / 110.0 / 128.6
         return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and 128 <= N < 1024 and T >= 2048:
@@ -151,10 +156,13 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         # timings of these configs in every bucket they change (both DBs: the H200's grid, the
         # H100's grid and off-grid buckets; 208 (bucket, estimator, dtype) timings, none
         # slower): x0.74 the one-chunk spans' time (geomean; x0.47-0.99); H200 grid x0.71,
-        # H100 grid x0.74, H100 off the grid x0.76. Not yet timed forced off those buckets.
+        # H100 grid x0.74, H100 off the grid x0.76. Forced off those buckets: the probe file
+        # of the two time-major rules above.
         if not time_major and not interpreted and N >= 64 and T < 2048:
             # 64-2046 rows of 385-2047 steps: one row a program in 512-step chunks, not spans
-            # of one 2x128 chunk each (64x512 x0.61-0.77, 1024x1024 x0.47-0.81 their time)
+            # of one 2x128 chunk each (64x512 x0.61-0.77, 1024x1024 x0.47-0.81 their time;
+            # forced, discounted returns / GAE / V-trace: 100x1000 4.7 / 5.0 / 5.7 us against
+            # 7.2 / 7.3 / 8.6, 1500x600 13.2 / 14.6 / 20.7 against 23.0 / 26.3 / 32.0)
             return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
         if N == 1 and not time_major and not interpreted:
             block_t = min(_np2(T), 1024)
