@@ -1236,14 +1236,29 @@ _SPANS_OF_4 = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, CHUN
 def test_untuned_time_last_calls_once_split_into_one_chunk_spans_match_reference(
         backend, device, est, monkeypatch):
     """The heuristic's configs for untuned time-last calls that used to run one-chunk spans:
-    1x512/w4 row blocks for 64-2046 rows below 2048 steps, spans of 4 chunks of 2x128 for
-    fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
+    1x512/w4 row blocks for 64-2046 rows below 2048 steps, spans of 4 (or 2) chunks of 2x128
+    for fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
     chunk and span); on the GPU the heuristic itself, with no DB entry, at 100x1000,
-    1500x600 and 32x40000 (5008 chunks of 2x128; 24x40000's 3756 keep one-chunk spans)."""
+    1500x600, 32x40000 (5008 chunks of 2x128: spans of 4) and 16x40000 (2504: spans of 2)."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(100, 1000), (1500, 600), (32, 40000)],
-        cpu_shape=(3, 1100), forced=[_WIDE_ROWS, _SPANS_OF_4], seed=37,
-        expected=lambda N, T: _WIDE_ROWS if T < 2048 else _SPANS_OF_4)
+        backend, device, est, monkeypatch, cpu_shape=(3, 1100), forced=[_WIDE_ROWS, _SPANS_OF_4],
+        gpu_shapes=[(100, 1000), (1500, 600), (32, 40000), (16, 40000)], seed=37,
+        expected=lambda N, T: _WIDE_ROWS if T < 2048 else dict(
+            _SPANS_OF_4, CHUNKS_PER_SPAN=4 if N > 16 else 2))
+
+
+_ROW_PAIRS = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=64, num_warps=2, CHUNKS_PER_SPAN=4)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_time_major_calls_of_two_or_three_long_rows_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's spans of 4 chunks of 2x64/w2 for untuned [T, 2] and [T, 3] buffers from
+    2**16 steps: in the interpreter forced on 3 rows x 700 steps (a ragged row tile, last
+    chunk and last span); on the GPU the heuristic itself, with no DB entry, at 3x70000."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(3, 70000)], cpu_shape=(3, 700),
+        forced=[_ROW_PAIRS], seed=47, time_major=True, expected=lambda N, T: _ROW_PAIRS)
 
 
 # CONTIG_ROWS bits of the per-step inputs make() gives (P0 1, P1 2, TERM 4, TRUNC 8, NV 16, X1 32)

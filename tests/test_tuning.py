@@ -1070,8 +1070,8 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
     below 2048 steps one row a program in 512-step chunks instead; with fewer rows or longer
-    ones spans of 4 chunks where that leaves at least 1024 programs (4096 chunks in all), else
-    one-chunk spans as before. A single row keeps its 1x1024 spans; time-major is unchanged."""
+    ones spans of 4 chunks from 3072 chunks in all, of 2 from 2048, else one-chunk spans as
+    before. A single row keeps its 1x1024 spans; time-major is unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
     for N, T in ((64, 512), (64, 385), (1024, 1024), (300, 2047), (2046, 1000)):
@@ -1080,17 +1080,35 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
     assert heuristic_config(63, 512)["CHUNKS_PER_SPAN"] == 1
     spans = {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2,
              "CHUNKS_PER_SPAN": 4, "TWO_LEVEL": True}
-    for N, T in ((32, 32768), (8, 262144), (2, 524288), (64, 16384), (16, 65536)):
+    for N, T in ((32, 32768), (8, 262144), (2, 524288), (64, 16384), (16, 65536),
+                 (12, 65536), (24, 40000)):
         cfg = heuristic_config(N, T)
         assert cfg == spans, (N, T)
         C.validate(cfg)
-    assert heuristic_config(8, 65536)["CHUNKS_PER_SPAN"] == 1          # 2048 chunks in all
-    assert heuristic_config(127, 4096)["CHUNKS_PER_SPAN"] == 1
+    for N, T in ((8, 65536), (32, 20000), (20, 36000)):               # 2048-3071 chunks
+        assert heuristic_config(N, T) == dict(spans, CHUNKS_PER_SPAN=2), (N, T)
+    assert heuristic_config(8, 65408)["CHUNKS_PER_SPAN"] == 1          # 2044 chunks
+    assert heuristic_config(127, 4096)["CHUNKS_PER_SPAN"] == 2          # 2048 chunks
+    assert heuristic_config(100, 2500)["CHUNKS_PER_SPAN"] == 1          # 1000 chunks
     assert heuristic_config(64, 1 << 20)["CHUNKS_PER_SPAN"] == 32      # 8192 programs
     assert heuristic_config(1, 1 << 22) == {"strategy": "chunked", "BLOCK_N": 1, "BLOCK_T": 1024,
                                              "num_warps": 4, "CHUNKS_PER_SPAN": 1}
     assert heuristic_config(64, 512, time_major=True)["strategy"] == "chunked"
     C.validate(wide)
+
+
+def test_time_major_buffers_of_two_or_three_long_rows_take_spans_of_2x64_tiles(monkeypatch):
+    """Untuned [T, 2] and [T, 3] buffers from 2**16 steps run spans of 4 chunks of 2x64/w2
+    tiles; shorter rows, 4+ rows (the 8-row spans) and time-last calls keep their configs."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    pairs = {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 64, "num_warps": 2,
+             "CHUNKS_PER_SPAN": 4}
+    for N, T in ((2, 1 << 16), (3, 100000), (3, 1 << 20), (2, 1 << 22)):
+        assert heuristic_config(N, T, time_major=True) == pairs, (N, T)
+    C.validate(pairs)
+    for N, T, major in ((2, (1 << 16) - 1, True), (4, 1 << 16, True), (1, 1 << 20, True),
+                        (2, 1 << 18, False)):
+        assert heuristic_config(N, T, time_major=major) != pairs, (N, T, major)
 
 
 def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):

@@ -94,6 +94,16 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             block_t, per_span = 64, 4
         return {"strategy": "chunked", "BLOCK_N": 8, "BLOCK_T": block_t, "num_warps": 1,
                 "CHUNKS_PER_SPAN": per_span}
+    if time_major and not interpreted and 2 <= N < 4 and T >= 1 << 16:
+        # 2-3 rows (a single row is time-last in memory): spans of 4 chunks of 2x64/w2, not
+        # the 2-4-row tiles of 8 warps below (H100, fp32, forced, forty-seventh session, same
+        # probe file as the time-last spans; discounted returns / GAE / V-trace): 2x262144
+        # 11.6 / 13.0 / 15.4 us against 29.5 / 31.3 / 35.5, 3x1048576 50.0 / 62.8 / 75.9
+        # against 86.9 / 101.9 / 112.9, 2x65536 8.5 / 9.1 / 10.3 against 13.0 / 13.6 / 15.9
+        # (spans of 2x16/w1 7.9 / 8.4 / 8.9 there, but 1.3-1.7x these at 3x1048576); the
+        # 8-row tiles of 4+ rows took 1.3-1.8x these
+        return {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 64, "num_warps": 2,
+                "CHUNKS_PER_SPAN": 4}
     if time_major and not interpreted and 1024 <= N < 16384:
         # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
         # rollouts, off the tuned grid: the split below (too few row programs) would run the
@@ -170,13 +180,19 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             n_chunks = _cdiv(T, block_t)
         cfg["strategy"] = "chunked"
         cfg["CHUNKS_PER_SPAN"] = _cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
-        if (not time_major and not interpreted and N > 1
-                and n_chunks * row_progs >= 4 * _MIN_PROGRAMS):
-            # few rows, long horizons: spans of at least 4 chunks while that leaves 1024+
-            # programs (the tuned winners' c4 tiles): 32x32768 x0.61-0.80, 8x262144 x0.58-0.92,
-            # 2x524288 x0.67-0.80; 8x65536 (2048 chunks in all) keeps one-chunk spans, which
-            # beat c4 there (x1.07 against x1.12 the winners' time)
-            cfg["CHUNKS_PER_SPAN"] = max(cfg["CHUNKS_PER_SPAN"], 4)
+        total = n_chunks * row_progs
+        if not time_major and not interpreted and N > 1 and total >= 2 * _MIN_PROGRAMS:
+            # few rows, long horizons: spans of at least 4 chunks from 3072 chunks in all (the
+            # tuned winners' c4 tiles): 32x32768 x0.61-0.80, 8x262144 x0.58-0.92, 2x524288
+            # x0.67-0.80 the one-chunk spans' time (tuners' timings); of 2 from 2048, where c4
+            # lost (H100, fp32, forced, forty-seventh session, probes/2026-12-06_fortyseventh_
+            # session_heuristic_rules_forced_ab.txt; discounted returns / GAE / V-trace, c1 ->
+            # c2 / c4): 8x65536 8.0 / 9.3 / 10.8 us -> 7.4 / 8.5 / 10.1 and 8.4 / 9.3 / 11.2,
+            # 32x20000 11.1 / 12.9 / 14.2 -> 8.3 / 10.0 / 11.4 and 9.4 / 10.6 / 12.4; from 3072
+            # c4 (12x65536 a tie; 20x40000 10.8 / 13.2 / 16.4 -> 10.2 / 13.1 / 14.6 and 10.1 /
+            # 12.3 / 13.6; 48x20000 14.5 / 17.8 / 20.7 -> c4 10.5 / 12.9 / 16.2)
+            cfg["CHUNKS_PER_SPAN"] = max(cfg["CHUNKS_PER_SPAN"],
+                                         4 if total >= 3 * _MIN_PROGRAMS else 2)
     if not time_major and _two_level_fits(cfg):
         # (backward scans only) H200, fp32, discounted returns 2x128/w2: 65536x128 32.6 us
         # two-level vs 34.8, 16384x512 27.6 vs 33.1; GAE 47.1 vs 47.9, 43.1 vs 44.3
