@@ -294,8 +294,8 @@ def main(argv=None) -> int:
         for index, (name, cfg) in enumerate(args.configs):
             if cfg == "tuned":
                 cfg = tuned_config(est, calls[0], args.layout)
-            if cfg is None:
-                cfg = heuristic_config(N, T, args.layout == "time_major")
+            if cfg is None:     # a [T, 1] buffer is time-last in memory: so is its call
+                cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1)
             variants = [(pdl, "persistent", shipped["first"])
                         for pdl in ((True, False) if args.pdl_ab else (shipped["pdl"],))]
             if args.pdl_first_ab:
