@@ -838,6 +838,25 @@ def test_interpreter_cpu_tensors_and_older_tritons_never_launch_dependent(monkey
 
 
 @pytest.mark.gpu
+def test_time_major_rows_of_more_than_65535_spans_match_the_time_last_call():
+    """An untuned time-major call whose heuristic spans (32x8 tiles, 4 chunks a span) would
+    number more than a launch grid's 65535 along y walks longer spans and matches the same
+    rows time-last (whose 1x1024 spans stay within the limit)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from rlscan.kernels.launch import heuristic_config
+    N, T = 32, 32 * 65535 + 4096
+    cfg = heuristic_config(N, T, time_major=True)
+    assert -(-T // (cfg["BLOCK_T"] * cfg["CHUNKS_PER_SPAN"])) > 65535, cfg
+    gen = torch.Generator(device="cuda").manual_seed(53)
+    r = torch.randn(T, N, device="cuda", generator=gen)
+    done = torch.rand(T, N, device="cuda", generator=gen) < 0.001
+    major = rlscan.discounted_returns(r, done, gamma=0.999, time_dim=0)
+    last = rlscan.discounted_returns(r.t().contiguous(), done.t().contiguous(), gamma=0.999)
+    torch.testing.assert_close(major.t(), last, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("est", ["gae", "vtrace", "episodic_cumsum"])
 def test_cached_launch_respecialises_for_misaligned_and_strided_views(est):
     """The launcher reuses a compiled kernel by Triton's specialisation key (launch._run): after

@@ -1111,6 +1111,29 @@ def test_time_major_buffers_of_two_or_three_long_rows_take_spans_of_2x64_tiles(m
         assert heuristic_config(N, T, time_major=major) != pairs, (N, T, major)
 
 
+@pytest.mark.parametrize("strategy", ["chunked", "lookback"])
+def test_rows_of_more_than_65535_spans_launch_fewer_longer_spans(strategy, monkeypatch):
+    """A launch grid stops at 65535 programs along y, a row's spans: where a config's spans
+    would outnumber that (fixed spans on a horizon past their bucket's), each span walks
+    more chunks; a look-back config, whose span is one chunk, runs as chunked spans."""
+    from rlscan.kernels import launch as L
+    launched = []
+    monkeypatch.setattr(L, "_run", lambda kernel, grid_, args, objs, consts, options, spec,
+                        names=None: launched.append((grid_, tuple(spec))))
+    monkeypatch.setattr(L, "_INTERPRETED", True)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")          # CPU tensors take the kernel path
+    chunks = 65535 + 100
+    x = torch.rand(3, 8 * chunks)
+    with force_config(strategy=strategy, BLOCK_N=1, BLOCK_T=8, num_warps=1, CHUNKS_PER_SPAN=1):
+        rlscan.discounted_returns(x, gamma=0.9)
+    spans = [(g[1], spec[-2:]) for g, spec in launched if g[1] > 1]     # (rows, spans) grids
+    assert spans and all(k == -(-chunks // 2) and spec == (2, k) for k, spec in spans), spans
+    with force_config(strategy=strategy, BLOCK_N=1, BLOCK_T=8, num_warps=1, CHUNKS_PER_SPAN=1):
+        launched.clear()
+        rlscan.discounted_returns(x[:, :8 * 65535], gamma=0.9)     # 65535 spans: as asked
+    assert max(g[1] for g, _ in launched) == 65535
+
+
 def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):
     """Untuned time-major calls of 1024-16383 rows below 2048 steps (PPO rollout buffers off the
     tuned grid) run 16x64/w8 row blocks whole, never split into one-chunk spans that read the

@@ -204,6 +204,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
+_MAX_SPANS = 65535   # CUDA's limit on a grid's y dimension (the spans of a row)
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # A chunked fix-up program folds the K earlier span summaries itself (one scan over a
 # [BLOCK_N, max(next_pow2(K), BLOCK_T)] tile read from L2) when that is at most
@@ -329,6 +330,12 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         strategy, per_span, K = "row_block", n_chunks, 1
     else:
         K = _cdiv(n_chunks, per_span)
+        if K > _MAX_SPANS:
+            # a launch grid has at most 65535 programs along y, a row's spans: longer rows
+            # (a config's fixed spans on a horizon past its bucket's) walk more chunks a span
+            # (a look-back span holds one chunk: such a config runs as chunked spans)
+            strategy, per_span = "chunked", _cdiv(n_chunks, _MAX_SPANS)
+            K = _cdiv(n_chunks, per_span)
     consts = (pb.est, pb.reverse, pb.vnext, pb.ratio, pb.term is not None,
               pb.trunc is not None, pb.g is not None, pb.lam is not None, pb.row0 is not None,
               pb.row1 is not None, pb.pg_mix, pb.starts_at)
