@@ -1258,10 +1258,11 @@ def test_untuned_time_last_calls_once_split_into_one_chunk_spans_match_reference
     1x512/w4 row blocks for 64-2046 rows below 2048 steps, spans of 4 (or 2) chunks of 2x128
     for fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
     chunk and span); on the GPU the heuristic itself, with no DB entry, at 100x1000,
-    1500x600, 32x40000 (5008 chunks of 2x128: spans of 4) and 16x40000 (2504: spans of 2)."""
+    1500x600, 32x40000 (5008 chunks of 2x128: spans of 4), 16x40000 (2504: spans of 2) and
+    8x40000 (1252: spans of 2)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, cpu_shape=(3, 1100), forced=[_WIDE_ROWS, _SPANS_OF_4],
-        gpu_shapes=[(100, 1000), (1500, 600), (32, 40000), (16, 40000)], seed=37,
+        gpu_shapes=[(100, 1000), (1500, 600), (32, 40000), (16, 40000), (8, 40000)], seed=37,
         expected=lambda N, T: _WIDE_ROWS if T < 2048 else dict(
             _SPANS_OF_4, CHUNKS_PER_SPAN=4 if N > 16 else 2))
 

@@ -1070,7 +1070,7 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
     below 2048 steps one row a program in 512-step chunks instead; with fewer rows or longer
-    ones spans of 4 chunks from 3072 chunks in all, of 2 from 2048, else one-chunk spans as
+    ones spans of 4 chunks from 3072 chunks in all, of 2 from 1024, else one-chunk spans as
     before. A single row keeps its 1x1024 spans; time-major is unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
@@ -1085,10 +1085,12 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
         cfg = heuristic_config(N, T)
         assert cfg == spans, (N, T)
         C.validate(cfg)
-    for N, T in ((8, 65536), (32, 20000), (20, 36000)):               # 2048-3071 chunks
+    for N, T in ((8, 65536), (32, 20000), (20, 36000), (8, 40000), (12, 30000), (4, 120000),
+                 (6, 50000), (2, 131072)):                              # 1024-3071 chunks
         assert heuristic_config(N, T) == dict(spans, CHUNKS_PER_SPAN=2), (N, T)
-    assert heuristic_config(8, 65408)["CHUNKS_PER_SPAN"] == 1          # 2044 chunks
-    assert heuristic_config(127, 4096)["CHUNKS_PER_SPAN"] == 2          # 2048 chunks
+    assert heuristic_config(8, 32768)["CHUNKS_PER_SPAN"] == 2          # 1024 chunks
+    assert heuristic_config(8, 32640)["CHUNKS_PER_SPAN"] == 1          # 1020 chunks
+    assert heuristic_config(16, 8192)["CHUNKS_PER_SPAN"] == 1          # 512 chunks
     assert heuristic_config(100, 2500)["CHUNKS_PER_SPAN"] == 1          # 1000 chunks
     assert heuristic_config(64, 1 << 20)["CHUNKS_PER_SPAN"] == 32      # 8192 programs
     assert heuristic_config(1, 1 << 22) == {"strategy": "chunked", "BLOCK_N": 1, "BLOCK_T": 1024,
