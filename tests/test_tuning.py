@@ -1070,7 +1070,8 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
     below 2048 steps one row a program in 512-step chunks instead; with fewer rows or longer
-    ones spans of 4 chunks from 3072 chunks in all, of 2 from 1024, else one-chunk spans as
+    ones spans of 4 chunks from 3072 chunks in all, of 2 from 2048 (from 1024 where a row
+    holds 192+ chunks), else one-chunk spans as
     before. A single row keeps its 1x1024 spans; time-major is unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
@@ -1088,8 +1089,13 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
     for N, T in ((8, 65536), (32, 20000), (20, 36000), (8, 40000), (12, 30000), (4, 120000),
                  (6, 50000), (2, 131072)):                              # 1024-3071 chunks
         assert heuristic_config(N, T) == dict(spans, CHUNKS_PER_SPAN=2), (N, T)
-    assert heuristic_config(8, 32768)["CHUNKS_PER_SPAN"] == 2          # 1024 chunks
+    assert heuristic_config(8, 32768)["CHUNKS_PER_SPAN"] == 2          # 1024 chunks, 256 a row
     assert heuristic_config(8, 32640)["CHUNKS_PER_SPAN"] == 1          # 1020 chunks
+    assert heuristic_config(12, 24576)["CHUNKS_PER_SPAN"] == 2         # 1152 chunks, 192 a row
+    for N, T in ((12, 24448), (32, 8192), (16, 16384), (64, 4096)):   # 191 or fewer a row
+        assert heuristic_config(N, T)["CHUNKS_PER_SPAN"] == 1, (N, T)
+    assert heuristic_config(8, 65408)["CHUNKS_PER_SPAN"] == 2          # 2044 chunks, 511 a row
+    assert heuristic_config(127, 4096)["CHUNKS_PER_SPAN"] == 2          # 2048 chunks, 32 a row
     assert heuristic_config(16, 8192)["CHUNKS_PER_SPAN"] == 1          # 512 chunks
     assert heuristic_config(100, 2500)["CHUNKS_PER_SPAN"] == 1          # 1000 chunks
     assert heuristic_config(64, 1 << 20)["CHUNKS_PER_SPAN"] == 32      # 8192 programs

@@ -181,20 +181,24 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
         cfg["strategy"] = "chunked"
         cfg["CHUNKS_PER_SPAN"] = _cdiv(n_chunks * row_progs, _TARGET_PROGRAMS)
         total = n_chunks * row_progs
-        if not time_major and not interpreted and N > 1 and total >= _MIN_PROGRAMS:
+        long_rows = n_chunks >= 192   # chunks a row
+        if not time_major and not interpreted and N > 1 and (
+                total >= 2 * _MIN_PROGRAMS or total >= _MIN_PROGRAMS and long_rows):
             # few rows, long horizons: spans of at least 4 chunks from 3072 chunks in all (the
             # tuned winners' c4 tiles): 32x32768 x0.61-0.80, 8x262144 x0.58-0.92, 2x524288
-            # x0.67-0.80 the one-chunk spans' time (tuners' timings); of 2 from 1024, where c4
+            # x0.67-0.80 the one-chunk spans' time (tuners' timings); of 2 from 2048, where c4
             # lost (H100, fp32, forced, forty-seventh session, probes/2026-12-06_fortyseventh_
             # session_heuristic_rules_forced_ab.txt; discounted returns / GAE / V-trace, c1 ->
             # c2 / c4): 8x65536 8.0 / 9.3 / 10.8 us -> 7.4 / 8.5 / 10.1 and 8.4 / 9.3 / 11.2,
             # 32x20000 11.1 / 12.9 / 14.2 -> 8.3 / 10.0 / 11.4 and 9.4 / 10.6 / 12.4; from 3072
             # c4 (12x65536 a tie; 20x40000 10.8 / 13.2 / 16.4 -> 10.2 / 13.1 / 14.6 and 10.1 /
             # 12.3 / 13.6; 48x20000 14.5 / 17.8 / 20.7 -> c4 10.5 / 12.9 / 16.2). Spans of 2
-            # from 1024 chunks, not 2048 (forty-eighth session, ..._fortyeighth_session_c2_
-            # threshold_bf16_ab.txt): c1 -> c2 8x32768 (1024 chunks) 6.1 / 6.7 / 7.9 -> 5.6 /
-            # 6.3 / 7.3, 6x50000 7.8 / 8.6 / 9.8 -> 7.2 / 7.6 / 8.6, 12x30000 8.0 / 9.4 / 10.6
-            # -> 6.7 / 7.5 / 8.6, bf16 GAE x0.80-0.94; at 512 chunks a tie (4x32768) or a loss
+            # from 1024 chunks too where rows hold 192+ chunks (forty-eighth session, ..._forty
+            # eighth_session_c2_threshold_bf16_ab.txt): c1 -> c2 8x32768 (1024 chunks, 256 a
+            # row) 6.1 / 6.7 / 7.9 -> 5.6 / 6.3 / 7.3, 6x50000 7.8 / 8.6 / 9.8 -> 7.2 / 7.6 /
+            # 8.6, 12x30000 (235 a row) 8.0 / 9.4 / 10.6 -> 6.7 / 7.5 / 8.6, bf16 GAE x0.80-0.94;
+            # with shorter rows a tie (16x16384, 128 a row; 24x12000, 64x4096) or a loss (32x8192
+            # 5.2 / 5.7 / 6.7 -> 5.6 / 6.1 / 7.1); at 512 chunks a tie (4x32768) or a loss
             # (16x8192 4.7 / 5.0 / 5.9 -> 5.1 / 5.4 / 6.2)
             cfg["CHUNKS_PER_SPAN"] = max(cfg["CHUNKS_PER_SPAN"],
                                          4 if total >= 3 * _MIN_PROGRAMS else 2)
