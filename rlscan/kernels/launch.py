@@ -193,13 +193,13 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
             # 32x20000 11.1 / 12.9 / 14.2 -> 8.3 / 10.0 / 11.4 and 9.4 / 10.6 / 12.4; from 3072
             # c4 (12x65536 a tie; 20x40000 10.8 / 13.2 / 16.4 -> 10.2 / 13.1 / 14.6 and 10.1 /
             # 12.3 / 13.6; 48x20000 14.5 / 17.8 / 20.7 -> c4 10.5 / 12.9 / 16.2). Spans of 2
-            # from 1024 chunks too where rows hold 192+ chunks (forty-eighth session, ..._forty
-            # eighth_session_c2_threshold_bf16_ab.txt): c1 -> c2 8x32768 (1024 chunks, 256 a
-            # row) 6.1 / 6.7 / 7.9 -> 5.6 / 6.3 / 7.3, 6x50000 7.8 / 8.6 / 9.8 -> 7.2 / 7.6 /
-            # 8.6, 12x30000 (235 a row) 8.0 / 9.4 / 10.6 -> 6.7 / 7.5 / 8.6, bf16 GAE x0.80-0.94;
-            # with shorter rows a tie (16x16384, 128 a row; 24x12000, 64x4096) or a loss (32x8192
-            # 5.2 / 5.7 / 6.7 -> 5.6 / 6.1 / 7.1); at 512 chunks a tie (4x32768) or a loss
-            # (16x8192 4.7 / 5.0 / 5.9 -> 5.1 / 5.4 / 6.2)
+            # from 1024 chunks too where rows hold 192+ chunks (H100, forced, forty-eighth
+            # session, probes/2026-12-06_fortyeighth_session_c2_threshold_bf16_ab.txt; c1 -> c2):
+            # 8x32768 (1024 chunks, 256 a row) 6.1 / 6.7 / 7.9 -> 5.6 / 6.3 / 7.3, 6x50000 7.8 /
+            # 8.6 / 9.8 -> 7.2 / 7.6 / 8.6, 12x30000 (235 a row) 8.0 / 9.4 / 10.6 -> 6.7 / 7.5 /
+            # 8.6, bf16 GAE x0.80-0.94; with shorter rows a tie (16x16384, 128 a row; 24x12000,
+            # 64x4096) or a loss (32x8192 5.2 / 5.7 / 6.7 -> 5.6 / 6.1 / 7.1); at 512 chunks a
+            # tie (4x32768) or a loss (16x8192 4.7 / 5.0 / 5.9 -> 5.1 / 5.4 / 6.2)
             cfg["CHUNKS_PER_SPAN"] = max(cfg["CHUNKS_PER_SPAN"],
                                          4 if total >= 3 * _MIN_PROGRAMS else 2)
     if not time_major and _two_level_fits(cfg):
