@@ -1358,6 +1358,92 @@ def test_any_time_axis_and_strided_views(backend, device):
     torch.testing.assert_close(sliced, dense, rtol=1e-6, atol=1e-6)   # configs may differ
 
 
+
+def _padded(kw: dict, time_major: bool, pad: int, device, dtype=None) -> dict:
+    """``kw``'s [N, T] tensors time-last (or [T, N] time-major), as views of buffers ``pad``
+    wider along their contiguous axis, made on the device (moving a view there would copy
+    it); float tensors in ``dtype`` where given."""
+    out = {}
+    for k, v in kw.items():
+        if not (isinstance(v, torch.Tensor) and v.dim() == 2):
+            out[k] = v.to(device) if isinstance(v, torch.Tensor) else v
+            continue
+        v = v.t() if time_major else v
+        if dtype is not None and v.is_floating_point():
+            v = v.to(dtype)
+        big = torch.zeros(v.shape[0], v.shape[1] + pad, dtype=v.dtype, device=device)
+        big[:, :v.shape[1]] = v.to(device)
+        out[k] = big[:, :v.shape[1]]
+    return out
+
+
+@pytest.mark.parametrize("time_major", [False, True], ids=["time_last", "time_major"])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "eligibility_traces"])
+def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, device, est,
+                                                                    time_major, monkeypatch):
+    """Triton proves a load aligned only from ints divisible by 16, so rows of 40 steps loaded
+    one value an instruction. The launcher now says which smaller power of two divides T and
+    every row stride (time-last: ``ALIGN_T``), or N and every time stride (time-major, V-trace
+    only: ``ALIGN_N``), and never more than holds: the first 40 columns of a 44-wide buffer say
+    4, of a 56-wide one 48 say 8, odd lengths and multiples of 16 say nothing (1). Every call
+    matches the reference, in row blocks, chunked spans and look-back spans."""
+    if backend == "torch":
+        pytest.skip("the torch path has no kernel")
+    taken = record_constexprs(monkeypatch, "ALIGN_T", "ALIGN_N")
+    tiles = ([dict(strategy="row_block", BLOCK_N=8, BLOCK_T=8),
+              dict(strategy="chunked", BLOCK_N=8, BLOCK_T=4, CHUNKS_PER_SPAN=2)] if time_major
+             else [dict(strategy="row_block", BLOCK_N=2, BLOCK_T=16),
+                   dict(strategy="chunked", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=2),
+                   dict(strategy="lookback", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=1)])
+    for length, pad, said in [(40, 0, 8), (36, 0, 4), (34, 0, 2), (37, 0, 1), (48, 0, 1),
+                              (40, 4, 4), (48, 8, 8)]:
+        shape = (length, 13) if time_major else (5, length)
+        kw, rk = make(est, shape, seed=length + pad)
+        views = _padded(kw, time_major, pad, device)
+        for tile in tiles:
+            del taken[:]
+            with force_config(num_warps=1, **tile):
+                out = call(est, views, device, **({"time_dim": 0} if time_major else {}))
+            out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
+            assert_matches(out, reference(est, rk), T=shape[1], scale=scale_of(est, rk))
+            expected = (1, said if est == "vtrace" else 1) if time_major else (said, 1)
+            assert taken and set(taken) == {expected}, (
+                length, pad, tile, taken)
+
+
+def test_align_is_the_largest_power_of_two_below_16_dividing_every_length():
+    assert launch._align(3000, 3000, 0, 3000) == 8
+    assert launch._align(3000, 3004) == 4
+    assert launch._align(3008, 3008) == 1          # Triton's own specialisation says 16
+    assert launch._align(48, 56) == 8
+    assert launch._align(1000, 1) == 1            # a unit stride: nothing to say
+    assert launch._align(4095) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "discounted_returns", "episodic_cumsum"])
+@pytest.mark.parametrize("shape, time_major, pad", [
+    ((2000, 3000), False, 0), ((64, 3000), False, 4), ((1500, 600), False, 0),
+    ((8, 40000), False, 0), ((480, 9000), True, 0), ((200, 1000), True, 4)])
+def test_calls_on_lengths_divisible_by_4_or_8_but_not_16_match_reference(est, dtype, shape,
+                                                                        time_major, pad):
+    """The configs the DB or the heuristic picks (nothing forced), at lengths divisible by 8
+    or 4 but not 16, where the loads are vectorised on the launcher's word (ALIGN_T, ALIGN_N):
+    bf16 two-level tiles of 8 steps a thread, split rows, spans, time-major row blocks; shapes
+    are (steps, rows) time-major. bf16 inputs give the float32 results of the rounded ones."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    N, T = (shape[1], shape[0]) if time_major else shape
+    kw, _ = make(est, (N, T), seed=N + T)
+    rounded = {k: (v.to(dtype).float() if isinstance(v, torch.Tensor) and v.is_floating_point()
+                   and v.dim() == 2 else v) for k, v in kw.items()}
+    views = _padded(kw, time_major, pad, "cuda", dtype)
+    out = call(est, views, **({"time_dim": 0} if time_major else {}))
+    out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
+    assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
+
+
 # ---------------------------------------------------------------- dtypes and coefficients
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("est", ESTIMATORS)

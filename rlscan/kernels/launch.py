@@ -1,5 +1,6 @@
 """Host side of the fused scan kernel: pick a config and launch one program per BLOCK_N rows."""
 import contextlib
+import math
 import operator
 import os
 from typing import Optional
@@ -280,6 +281,14 @@ def _np2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def _align(*ints: int) -> int:
+    """The largest power of two below 16 that divides every one of ``ints`` (0 counts as any),
+    for the kernel's ALIGN_T / ALIGN_N; 1 where they are all multiples of 16, which Triton's
+    own specialisation already sees (the compiled kernel is then the one it was before)."""
+    g = math.gcd(*ints)
+    return 1 if g % 16 == 0 else g & -g
+
+
 # the kernel's tensor arguments in signature order: the 9 per-step inputs (with strides), the 2
 # per-row ones (without), then the two outputs (with strides)
 _TENSOR_FIELDS = operator.attrgetter("p0", "p1", "term", "trunc", "nv", "x1", "x2", "g", "lam",
@@ -313,7 +322,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # ``spec`` gets what Triton specialises on (dtype, 16-byte alignment, strides). An absent
     # input is a dummy (p0, never read) with zero strides.
     dp = d.data_ptr()
-    args, objs, spec = [], [], []
+    args, objs, spec, row_strides, time_strides = [], [], [], [], []
     for x, strided in zip((*_TENSOR_FIELDS(pb), out0, out0 if out1 is None else out1),
                           _STRIDED):
         if x is None:
@@ -328,6 +337,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             sr, st = x.stride()
             args += (ptr, sr, st)
             spec += (sr, st)
+            row_strides.append(sr)
+            time_strides.append(st)
         else:
             args.append(ptr)
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
@@ -384,8 +395,18 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     split = cfg.get("SPLIT", 1)
     if not (strategy == "row_block" and time_last and (pb.reverse or split == bn)):
         split = 1
+    # T and row strides that are multiples of 2-8 said so: time-last rows of 3000 steps load 16
+    # bytes an instruction, not one value (H100, forced old vs new, 2 rounds, discounted
+    # returns / GAE / V-trace, tuned configs: bf16 2000x3000 85.1 / 109.4 / 151.9 us -> 17.9 /
+    # 29.9 / 38.4, fp32 1500x600 13.2 / 14.8 / 20.6 -> 9.8 / 11.9 / 15.9; x0.67 over 24 cells,
+    # x0.79 for the heuristic's, none slower). Time-major (N and time strides) for V-trace only:
+    # its row blocks gained (9000x480 fp32 104.6 -> 75.6, bf16 15000x150 55.3 -> 38.8) where the
+    # others' lost up to x1.25 (bf16 discounted returns 1000x200 8.3 -> 10.3); lane-row tiles
+    # keep their time strides unsaid (scalar loads). benchmarks/results/probes/2026-12-06_
+    # fortyninth_session_align_hints_ab.txt
+    align_n = _align(pb.N, *time_strides) if pb.est == P.VTRACE and not lane_rows else 1
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
-             int(descend), contig, split, bn, bt)
+             int(descend), contig, split, bn, bt, _align(pb.T, *row_strides), align_n)
     spec += (pb.N, pb.T, per_span, K)
     # every launch a programmatic dependent one where the GPU has them: the later ones of a call
     # overlap the launch before; the first waits for whatever ran before it (scan.py)
@@ -445,7 +466,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
 _CONSTEXPRS = ("EST", "REVERSE", "VNEXT", "RATIO", "HAS_TERM", "HAS_TRUNC", "GAMMA_T",
                "LAMBDA_T", "HAS_ROW0", "HAS_ROW1", "PG_MIX", "STARTS_AT", "PHASE", "FOLD", "PDL",
                "PREFETCH", "NEXT_GATHER", "TWO_LEVEL", "GROUP", "DESCEND", "CONTIG_ROWS",
-               "SPLIT", "BLOCK_N", "BLOCK_T")
+               "SPLIT", "BLOCK_N", "BLOCK_T", "ALIGN_T", "ALIGN_N")
 _CARRY_CONSTEXPRS = ("HAS_INIT", "BLOCK_K", "PDL")
 _FILL_CONSTEXPRS = ("VALUE", "BLOCK", "PDL")
 _FILL_BLOCK = 1024
