@@ -183,6 +183,14 @@ def _multiple(stride, A: tl.constexpr):
 
 
 @triton.jit
+def _multiples(n, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, A: tl.constexpr):
+    # ``_multiple`` of a length and its axis's 11 strides (9 per-step inputs, 2 outputs)
+    return (_multiple(n, A), _multiple(s0, A), _multiple(s1, A), _multiple(s2, A),
+            _multiple(s3, A), _multiple(s4, A), _multiple(s5, A), _multiple(s6, A),
+            _multiple(s7, A), _multiple(s8, A), _multiple(s9, A), _multiple(s10, A))
+
+
+@triton.jit
 def _load(ptr, o_row, t, stride_t, m, other, CONTIG: tl.constexpr):
     # [BN, BT] float32 load of a per-step tensor at times t (any int dtype, any stride)
     return tl.load(ptr + _offsets(o_row, t, stride_t, CONTIG), mask=m,
@@ -519,21 +527,11 @@ def fused_scan_kernel(
     ROWS: tl.constexpr = BLOCK_N // SPLIT                   # rows of the input a program
     STEP: tl.constexpr = BLOCK_T * SPLIT                    # steps of a row an iteration
     if ALIGN_T > 1:   # (the masks t < T must hold across a vector too)
-        T = _multiple(T, ALIGN_T)
-        s0r, s1r, s2r, s3r, s4r = (_multiple(s0r, ALIGN_T), _multiple(s1r, ALIGN_T),
-                                   _multiple(s2r, ALIGN_T), _multiple(s3r, ALIGN_T),
-                                   _multiple(s4r, ALIGN_T))
-        s5r, s6r, s7r, s8r = (_multiple(s5r, ALIGN_T), _multiple(s6r, ALIGN_T),
-                              _multiple(s7r, ALIGN_T), _multiple(s8r, ALIGN_T))
-        o0r, o1r = _multiple(o0r, ALIGN_T), _multiple(o1r, ALIGN_T)
+        T, s0r, s1r, s2r, s3r, s4r, s5r, s6r, s7r, s8r, o0r, o1r = _multiples(
+            T, s0r, s1r, s2r, s3r, s4r, s5r, s6r, s7r, s8r, o0r, o1r, ALIGN_T)
     if ALIGN_N > 1:
-        N = _multiple(N, ALIGN_N)
-        s0t, s1t, s2t, s3t, s4t = (_multiple(s0t, ALIGN_N), _multiple(s1t, ALIGN_N),
-                                   _multiple(s2t, ALIGN_N), _multiple(s3t, ALIGN_N),
-                                   _multiple(s4t, ALIGN_N))
-        s5t, s6t, s7t, s8t = (_multiple(s5t, ALIGN_N), _multiple(s6t, ALIGN_N),
-                              _multiple(s7t, ALIGN_N), _multiple(s8t, ALIGN_N))
-        o0t, o1t = _multiple(o0t, ALIGN_N), _multiple(o1t, ALIGN_N)
+        N, s0t, s1t, s2t, s3t, s4t, s5t, s6t, s7t, s8t, o0t, o1t = _multiples(
+            N, s0t, s1t, s2t, s3t, s4t, s5t, s6t, s7t, s8t, o0t, o1t, ALIGN_N)
     i_n = tl.program_id(0)
     i_s = tl.program_id(1)
     o_v = tl.arange(0, BLOCK_N)                             # [BN] tile rows
