@@ -1358,7 +1358,6 @@ def test_any_time_axis_and_strided_views(backend, device):
     torch.testing.assert_close(sliced, dense, rtol=1e-6, atol=1e-6)   # configs may differ
 
 
-
 def _padded(kw: dict, time_major: bool, pad: int, device, dtype=None) -> dict:
     """``kw``'s [N, T] tensors time-last (or [T, N] time-major), as views of buffers ``pad``
     wider along their contiguous axis, made on the device (moving a view there would copy
@@ -1407,8 +1406,7 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
             out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
             assert_matches(out, reference(est, rk), T=shape[1], scale=scale_of(est, rk))
             expected = (1, said if est == "vtrace" else 1) if time_major else (said, 1)
-            assert taken and set(taken) == {expected}, (
-                length, pad, tile, taken)
+            assert taken and set(taken) == {expected}, (length, pad, tile, taken)
 
 
 def test_align_is_the_largest_power_of_two_below_16_dividing_every_length():
@@ -1431,7 +1429,8 @@ def test_calls_on_lengths_divisible_by_4_or_8_but_not_16_match_reference(est, dt
     """The configs the DB or the heuristic picks (nothing forced), at lengths divisible by 8
     or 4 but not 16, where the loads are vectorised on the launcher's word (ALIGN_T, ALIGN_N):
     bf16 two-level tiles of 8 steps a thread, split rows, spans, time-major row blocks; shapes
-    are (steps, rows) time-major. bf16 inputs give the float32 results of the rounded ones."""
+    are (steps, rows) time-major; 8x40000 (a multiple of 16) is the control. bf16 inputs give
+    the float32 results of the rounded ones."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     N, T = (shape[1], shape[0]) if time_major else shape

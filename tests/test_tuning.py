@@ -2120,7 +2120,6 @@ def test_lane_rows_tiles_compile_to_scalar_loads_and_a_scan_without_shuffles():
     assert v4_vec > 0 and shfl_vec > 0
 
 
-
 def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16():
     """Triton proves alignment only from ints divisible by 16: time-last rows of 3000 steps
     loaded one value an instruction until the launcher said 8 (``ALIGN_T``); now they compile
@@ -2130,8 +2129,8 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
     code = (
         "import re, kernel_resources as K\n"
         "from rlscan.kernels import configs as C\n"
-        "cells = [('gae', 64, T, 'float32', 'time_last',"
-        " dict(strategy='row_block', BLOCK_N=1, BLOCK_T=512, num_warps=4)) for T in (3000, 3008, 3001)]\n"
+        "cells = [('gae', 64, T, 'float32', 'time_last', dict(strategy='row_block', BLOCK_N=1,"
+        " BLOCK_T=512, num_warps=4)) for T in (3000, 3008, 3001)]\n"
         "cells += [('gae', 64, T, 'bfloat16', 'time_last', dict(strategy='row_block', BLOCK_N=4,"
         " BLOCK_T=256, num_warps=4, TWO_LEVEL=True, GROUP=8, SPLIT=4)) for T in (3000, 3008)]\n"
         "cells += [('vtrace', N, 64, 'float32', 'time_major', dict(strategy='row_block',"
@@ -2140,13 +2139,15 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
         "    (consts, options, args, _, kernel), = K.launches(est, N, T, C.validate(cfg),"
         " dtype, layout)\n"
         "    ptx = K.compile_ptx(consts, options, args, kernel)\n"
-        "    print(len(re.findall(r'ld\\.global\\.v4', ptx)), len(re.findall(r'ld\\.global', ptx)))\n")
-    (f3000, f3008, f3001), (b3000, b3008), (v9000, v9008) = (lambda c: (c[:3], c[3:5], c[5:]))(
-        _compiled_counts(code))
+        "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
+        " len(re.findall(r'ld\\.global', ptx)))\n")
+    counts = _compiled_counts(code)
+    (f3000, f3008, f3001), (b3000, b3008), (v9000, v9008) = counts[:3], counts[3:5], counts[5:]
     assert f3000 == f3008 and f3000[0] > 0
     assert f3001[0] == 0 and f3001[1] > f3000[1]
     assert b3000 == b3008 and b3000[0] > 0
     assert v9000 == v9008 and v9000[0] > 0
+
 
 def test_resident_warps_follow_the_sm90_register_file():
     """65,536 registers an SM, allocated per warp in units of 256, at most 64 warps and 32
