@@ -32,13 +32,16 @@ from rlscan import tuning  # noqa: E402
 from rlscan.tune.db import atomic_write_json  # noqa: E402
 from rlscan.kernels import configs as C  # noqa: E402
 
-_DEBUG = re.compile(r"^\s*\.(loc|file)\b.*$|^\s*\.section\s+\.debug.*?^\s*}\s*$",
-                    re.M | re.S)
+# (line by line: a first version let ``.*`` run over newlines and hashed only what came before
+# the first .loc, the kernel's signature; the test of this script caught it)
+_LINE_INFO = re.compile(r"^[ \t]*\.(?:loc|file)\b[^\n]*\n?", re.M)
+_DEBUG_SECTIONS = re.compile(r"^[ \t]*\.section[ \t]+\.debug.*?^[ \t]*\}[ \t]*\n?", re.M | re.S)
 
 
 def ptx_digest(ptx: str) -> str:
     """sha256 (16 hex digits) of PTX without its line info and debug sections."""
-    return hashlib.sha256(_DEBUG.sub("", ptx).encode()).hexdigest()[:16]
+    code = _LINE_INFO.sub("", _DEBUG_SECTIONS.sub("", ptx))
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
 def sample(paths) -> list:

@@ -2149,6 +2149,29 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
     assert v9000 == v9008 and v9000[0] > 0
 
 
+
+def test_ptx_identity_hashes_the_code_not_its_line_info_and_samples_every_class_of_config():
+    """benchmarks/ptx_identity.py, which decides whether a kernel edit may keep the DBs: moved
+    line info (an edit above the kernel shifts every ``.loc``) keeps a hash, one changed
+    instruction does not; its sample holds every class of config that the shipped DBs hold."""
+    from pathlib import Path
+    mod = _benchmark_script("ptx_identity")
+    ptx = ("//\n.visible .entry k(\n)\n{\n\t.loc\t1 10 5\n\tld.global.v4.b32 {%r1, %r2, %r3, %r4}, "
+           "[%rd1];\n\tret;\n}\n\t.file\t1 \"scan.py\"\n\t.section\t.debug_abbrev\n\t{\n"
+           ".b8 1\n\t}\n")
+    moved = ptx.replace(".loc\t1 10 5", ".loc\t1 14 5").replace("scan.py", "/tmp/scan.py")
+    assert mod.ptx_digest(moved) == mod.ptx_digest(ptx)
+    assert mod.ptx_digest(ptx.replace("v4", "v2")) != mod.ptx_digest(ptx)
+    dbs = sorted((Path(__file__).resolve().parents[1] / "tuning_db").glob("*.json"))
+    key = (lambda dtype, layout, c: (dtype, layout, c.get("strategy"), bool(c.get("TWO_LEVEL")),
+                                     bool(c.get("LANE_ROWS")), c.get("SPLIT", 1), c.get("GROUP")))
+    held = {key(e["dtype"], e["layout"], e["config"]) for db in dbs
+            for section in json.loads(db.read_text())["kernels"].values()
+            for e in section["entries"]}
+    picked = mod.sample(dbs)
+    assert {key(dtype, layout, c) for _, dtype, layout, _, _, c in picked} == held
+    assert len(picked) == len(held)
+
 def test_resident_warps_follow_the_sm90_register_file():
     """65,536 registers an SM, allocated per warp in units of 256, at most 64 warps and 32
     blocks: 48 registers and 2-warp blocks give 21 blocks (42 warps); 32 registers 64 warps."""
