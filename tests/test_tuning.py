@@ -1478,6 +1478,8 @@ def test_tune_shapes_take_named_sets_beside_rows_x_steps():
         buckets = [(tuning.bucket_index(n), tuning.bucket_index(t))
                    for n, t in grid.NAMED_SHAPES[name]]
         assert len(set(buckets)) == len(buckets) and not set(buckets) & tuned, name
+    # ... but for the unaligned set, whose rows and steps are multiples of 4, not of 16
+    assert all(x % 16 and not x % 4 for shape in grid.NAMED_SHAPES["unaligned"] for x in shape)
 
 
 def test_time_major_single_rows_are_tuned_as_the_time_last_cells_their_calls_read():

@@ -39,6 +39,9 @@ NAMED_SHAPES = {
     "off-grid-sequences": ((256, 4096), (128, 8192), (64, 16384), (16, 65536), (512, 2048),
                            (1024, 2048), (64, 32768), (256, 16384), (16, 131072), (4, 262144),
                            (2, 524288)),
+    # lengths divisible by 4 or 8 but not by 16, rows and steps alike (either layout): what the
+    # launcher's ALIGN_T / ALIGN_N hints are for (forty-ninth session); for rlscan-bench
+    "unaligned": ((1000, 3000), (1500, 600), (72, 3000), (100, 1000), (9000, 200), (24, 40008)),
     "standard": STANDARD_SHAPES,
 }
 
