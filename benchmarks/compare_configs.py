@@ -20,6 +20,11 @@ kernels/lookback_state.py), then on a workspace of the call's own filled by rlsc
 ``cuMemsetD8Async`` (a memset node in the graph), and not filled
 (``name=persistent/fill/torch/memset/nofill``): the spans then read stale summaries and the
 results are wrong (``!``), so ``nofill`` is a lower bound, never a config to ship.
+``--align-n-ab`` times every config twice, as shipped and with ``ALIGN_N`` said for every
+estimator's time-major tiles (shipped: V-trace's only; ``name=shipped/alignN``);
+``--unspec-ab`` as shipped and on the scan kernel compiled with its time strides unspecialised
+and ``ALIGN_N`` off, the kernel of lane-row tiles (``name=shipped/unspec``): time-major loads
+then stay scalar, whatever N's divisibility.
 ``--stale-db`` lets ``tuned`` read the shipped DB's entries even though the kernel source
 changed since they were tuned (an A/B of a kernel edit on the tuned configs).
 ``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
@@ -222,15 +227,22 @@ def parse_config(text: str):
 def _variant(variant, shipped):
     """Launches as ``variant`` (programmatic dependent launches, the look-back's fill, a first
     launch's PDL) asks, the shipped settings ``shipped`` restored after."""
-    pdl, how, first_pdl = variant
+    pdl, how, first_pdl, tweak = variant
     launch._PDL, launch._PDL_FIRST = pdl, first_pdl
     launch._run = _fill_by(shipped["run"], how)
     lookback_state.acquire = shipped["acquire"] if how == "persistent" else (lambda *a: None)
+    if tweak == "alignN":        # every estimator's time-major tiles told N's power of two
+        launch._ALIGN_N_ESTIMATORS = frozenset(range(8))
+    elif tweak == "unspec":      # time strides unspecialised, none said: scalar loads
+        launch._ALIGN_N_ESTIMATORS = frozenset()
+        launch.fused_scan_kernel = launch._lane_rows_kernel
     try:
         yield
     finally:
         launch._PDL, launch._PDL_FIRST = shipped["pdl"], shipped["first"]
         launch._run, lookback_state.acquire = shipped["run"], shipped["acquire"]
+        launch._ALIGN_N_ESTIMATORS = shipped["align_n"]
+        launch.fused_scan_kernel = shipped["kernel"]
 
 
 def main(argv=None) -> int:
@@ -248,6 +260,12 @@ def main(argv=None) -> int:
                    help="each config with its first launch programmatic dependent and plain")
     p.add_argument("--fill-ab", action="store_true",
                    help="each config with and without its look-back fill (results wrong)")
+    p.add_argument("--align-n-ab", action="store_true",
+                   help="each config as shipped and with ALIGN_N for every estimator "
+                        "(time-major; shipped: V-trace's only)")
+    p.add_argument("--unspec-ab", action="store_true",
+                   help="each config as shipped and on the kernel with unspecialised time "
+                        "strides, ALIGN_N off (time-major: scalar loads, as lane-row tiles)")
     p.add_argument("--stale-db", action="store_true",
                    help="tuned: the shipped DB's entries, whatever kernel source they were "
                         "tuned for")
@@ -282,7 +300,10 @@ def main(argv=None) -> int:
             tuning.load()
     bw, est = copy_bandwidth(), args.estimator
     shipped = {"pdl": launch._PDL, "first": launch._PDL_FIRST, "run": launch._run,
-               "acquire": lookback_state.acquire}
+               "acquire": lookback_state.acquire, "align_n": launch._ALIGN_N_ESTIMATORS,
+               "kernel": launch.fused_scan_kernel}
+    tweaks = ("shipped",) + (("alignN",) if args.align_n_ab else ()) + \
+        (("unspec",) if args.unspec_ab else ())
     l2 = timing.l2_bytes(torch.device("cuda"))
     for N, T in args.shapes:
         if args.no_resets:
@@ -296,12 +317,15 @@ def main(argv=None) -> int:
                 cfg = tuned_config(est, calls[0], args.layout)
             if cfg is None:     # a [T, 1] buffer is time-last in memory: so is its call
                 cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1)
-            variants = [(pdl, "persistent", shipped["first"])
+            variants = [(pdl, "persistent", shipped["first"], "shipped")
                         for pdl in ((True, False) if args.pdl_ab else (shipped["pdl"],))]
             if args.pdl_first_ab:
-                variants = [(shipped["pdl"], "persistent", first) for first in (True, False)]
+                variants = [(shipped["pdl"], "persistent", first, "shipped")
+                            for first in (True, False)]
             if args.fill_ab:
-                variants += [(shipped["pdl"], how, shipped["first"]) for how in _FILLS[1:]]
+                variants += [(shipped["pdl"], how, shipped["first"], "shipped")
+                             for how in _FILLS[1:]]
+            variants += [(shipped["pdl"], "persistent", shipped["first"], t) for t in tweaks[1:]]
             runs += [(index, cfg, v) for v in variants]
         texts, measures = [], []
         for _, cfg, variant in runs:        # each run's first call: compile, check its output
@@ -328,6 +352,7 @@ def main(argv=None) -> int:
             per_config[index].append(text if m is None else summary(next(timed)) + text)
         parts = [f"{name}=" + "/".join(t) for (name, _), t in zip(args.configs, per_config)]
         mode = (" " + "/".join(_FILLS) if args.fill_ab else "") + \
+            (" " + "/".join(tweaks) if len(tweaks) > 1 else "") + \
             (" asc" if args.ascending_time_major else "") + \
             (" no-resets" if args.no_resets else "") + \
             (f" decay {args.decay}" if args.decay != 1.0 else "")

@@ -72,6 +72,16 @@ def _np(v):
     return v
 
 
+def per_step_in(dtype, kw: dict):
+    """``kw`` with its per-step float inputs (2-D float tensors) cast to ``dtype``, and the
+    same casts back in float32: ``(half, rounded)``. A call on ``half`` must give the float32
+    results of ``rounded`` (the kernels compute in float32 whatever their inputs' dtype)."""
+    def per_step(v):
+        return isinstance(v, torch.Tensor) and v.is_floating_point() and v.dim() == 2
+    half = {k: (v.to(dtype) if per_step(v) else v) for k, v in kw.items()}
+    return half, {k: (v.float() if per_step(v) else v) for k, v in half.items()}
+
+
 def as_tuple(x):
     return tuple(x) if isinstance(x, tuple) else (x,)
 

@@ -15,7 +15,8 @@ from rlscan.kernels import configs as C, launch, lookback_state
 from rlscan.kernels.launch import force_config
 
 import cases
-from cases import BACKWARD, ESTIMATORS, assert_matches, call, make, reference, scale_of
+from cases import (BACKWARD, ESTIMATORS, assert_matches, call, make, per_step_in, reference,
+                   scale_of)
 
 NAN = float("nan")
 
@@ -395,9 +396,7 @@ def test_two_level_groups_of_8_or_16_steps_match_reference_in_bf16(backend, devi
     edge = shape[1] - block_t                      # the first step of the last chunk
     for t in (edge + group - 1, edge + group, edge + block_t // 2 - 1, edge + block_t // 2):
         kw["terminated"][-1, t] = True             # group 0's last step, group 1's first; parts
-    half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.is_floating_point()
-                and v.dim() == 2 else v) for k, v in kw.items()}
-    rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
+    half, rounded = per_step_in(torch.bfloat16, kw)
     cfg = dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t, num_warps=1,
                CHUNKS_PER_SPAN=1, TWO_LEVEL=True, GROUP=group)
     with force_config(**cfg):
@@ -525,9 +524,7 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     for t in (T - 257, T - 256, T - 1025, T - 1024, 255, 256):  # edges counted from either end
         kw["terminated"][1, t] = True
         kw["truncated"][2, t] = True
-    half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.is_floating_point()
-                and v.dim() == 2 else v) for k, v in kw.items()}
-    rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
+    half, rounded = per_step_in(torch.bfloat16, kw)
     with force_config(**cfg):
         out = call(est, half, device)
     assert_matches(out, reference(est, rounded), T=shape[-1], scale=scale_of(est, rounded))
@@ -892,10 +889,7 @@ def test_one_long_row_in_a_few_wide_spans_matches_reference(est, dtype, T):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     kw, _ = make(est, (1, T), seed=T)
-    rounded = {k: (v.to(dtype).float() if isinstance(v, torch.Tensor) and v.is_floating_point()
-                   and v.dim() == 2 else v) for k, v in kw.items()}
-    inputs = {k: (v.to(dtype) if isinstance(v, torch.Tensor) and v.is_floating_point()
-                  and v.dim() == 2 else v) for k, v in kw.items()}
+    inputs, rounded = per_step_in(dtype, kw)
     with force_config(strategy="chunked", BLOCK_N=1, BLOCK_T=1024, num_warps=4,
                       CHUNKS_PER_SPAN=1):
         out = call(est, inputs, "cuda")
@@ -1300,9 +1294,7 @@ def test_time_major_loads_mark_only_unit_stride_rows_contiguous(backend, device,
     taken = record_constexprs(monkeypatch, "CONTIG_ROWS")
     N, T = 37, 29
     kw, _ = make(est, (N, T), seed=41)
-    half = {k: (v.to(torch.bfloat16) if isinstance(v, torch.Tensor) and v.dim() == 2
-                and v.is_floating_point() else v) for k, v in kw.items()}
-    rounded = {k: (v.float() if isinstance(v, torch.Tensor) else v) for k, v in half.items()}
+    half, rounded = per_step_in(torch.bfloat16, kw)
     first = "inputs" if "inputs" in kw else "rewards"
     # made on the device: moving a strided view there would copy it contiguous
     sliced = torch.zeros(T, 2 * N, dtype=torch.bfloat16, device=device)
@@ -1435,8 +1427,7 @@ def test_calls_on_lengths_divisible_by_4_or_8_but_not_16_match_reference(est, dt
         pytest.skip("no CUDA device")
     N, T = (shape[1], shape[0]) if time_major else shape
     kw, _ = make(est, (N, T), seed=N + T)
-    rounded = {k: (v.to(dtype).float() if isinstance(v, torch.Tensor) and v.is_floating_point()
-                   and v.dim() == 2 else v) for k, v in kw.items()}
+    _, rounded = per_step_in(dtype, kw)
     views = _padded(kw, time_major, pad, "cuda", dtype)
     out = call(est, views, **({"time_dim": 0} if time_major else {}))
     out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out

@@ -267,6 +267,9 @@ _CONTIG_TIME_MAJOR = True
 # lanes of 4 steps), 115 registers (80); discounted returns 0 (72), 68 (60). Bare recurrence,
 # walks of 32x32/w1 such tiles (benchmarks/time_major_probe.py, thirty-second session): 16384x512
 # 35.3 us vs the tuned 47.7, 16384x128 11.0 vs 15.4.
+# The estimators whose time-major tiles are told the power of two dividing N and the time
+# strides (ALIGN_N; see launch()): V-trace's row blocks gained, the others' 16x64/w8 lost.
+_ALIGN_N_ESTIMATORS = frozenset({P.VTRACE})
 _TIME_STRIDES = ("s0t", "s1t", "s2t", "s3t", "s4t", "s5t", "s6t", "s7t", "s8t", "o0t", "o1t")
 _lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STRIDES)
 
@@ -404,7 +407,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # others' lost up to x1.25 (bf16 discounted returns 1000x200 8.3 -> 10.3); lane-row tiles
     # keep their time strides unsaid (scalar loads). benchmarks/results/probes/2026-12-06_
     # fortyninth_session_align_hints_ab.txt
-    align_n = _align(pb.N, *time_strides) if pb.est == P.VTRACE and not lane_rows else 1
+    align_n = _align(pb.N, *time_strides) if pb.est in _ALIGN_N_ESTIMATORS and not lane_rows else 1
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
              int(descend), contig, split, bn, bt, _align(pb.T, *row_strides), align_n)
     spec += (pb.N, pb.T, per_span, K)
