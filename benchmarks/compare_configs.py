@@ -20,8 +20,8 @@ kernels/lookback_state.py), then on a workspace of the call's own filled by rlsc
 ``cuMemsetD8Async`` (a memset node in the graph), and not filled
 (``name=persistent/fill/torch/memset/nofill``): the spans then read stale summaries and the
 results are wrong (``!``), so ``nofill`` is a lower bound, never a config to ship.
-``--align-n-ab`` times every config twice, as shipped and with ``ALIGN_N`` said for every
-estimator's time-major tiles (shipped: V-trace's only; ``name=shipped/alignN``);
+``--align-n-ab`` times every config twice, as shipped and with ``ALIGN_N`` said in every
+time-major tile (shipped: the tiles ``launch._tells_n`` names; ``name=shipped/alignN``);
 ``--unspec-ab`` as shipped and on the scan kernel compiled with its time strides unspecialised
 and ``ALIGN_N`` off, the kernel of lane-row tiles (``name=shipped/unspec``): time-major loads
 then stay scalar, whatever N's divisibility.
@@ -231,17 +231,17 @@ def _variant(variant, shipped):
     launch._PDL, launch._PDL_FIRST = pdl, first_pdl
     launch._run = _fill_by(shipped["run"], how)
     lookback_state.acquire = shipped["acquire"] if how == "persistent" else (lambda *a: None)
-    if tweak == "alignN":        # every estimator's time-major tiles told N's power of two
-        launch._ALIGN_N_ESTIMATORS = frozenset(range(8))
+    if tweak == "alignN":        # every time-major tile told N's power of two
+        launch._tells_n = lambda *tile: True
     elif tweak == "unspec":      # time strides unspecialised, none said: scalar loads
-        launch._ALIGN_N_ESTIMATORS = frozenset()
+        launch._tells_n = lambda *tile: False
         launch.fused_scan_kernel = launch._lane_rows_kernel
     try:
         yield
     finally:
         launch._PDL, launch._PDL_FIRST = shipped["pdl"], shipped["first"]
         launch._run, lookback_state.acquire = shipped["run"], shipped["acquire"]
-        launch._ALIGN_N_ESTIMATORS = shipped["align_n"]
+        launch._tells_n = shipped["tells_n"]
         launch.fused_scan_kernel = shipped["kernel"]
 
 
@@ -261,8 +261,8 @@ def main(argv=None) -> int:
     p.add_argument("--fill-ab", action="store_true",
                    help="each config with and without its look-back fill (results wrong)")
     p.add_argument("--align-n-ab", action="store_true",
-                   help="each config as shipped and with ALIGN_N for every estimator "
-                        "(time-major; shipped: V-trace's only)")
+                   help="each config as shipped and with ALIGN_N in every time-major tile "
+                        "(shipped: launch._tells_n's)")
     p.add_argument("--unspec-ab", action="store_true",
                    help="each config as shipped and on the kernel with unspecialised time "
                         "strides, ALIGN_N off (time-major: scalar loads, as lane-row tiles)")
@@ -300,7 +300,7 @@ def main(argv=None) -> int:
             tuning.load()
     bw, est = copy_bandwidth(), args.estimator
     shipped = {"pdl": launch._PDL, "first": launch._PDL_FIRST, "run": launch._run,
-               "acquire": lookback_state.acquire, "align_n": launch._ALIGN_N_ESTIMATORS,
+               "acquire": lookback_state.acquire, "tells_n": launch._tells_n,
                "kernel": launch.fused_scan_kernel}
     tweaks = ("shipped",) + (("alignN",) if args.align_n_ab else ()) + \
         (("unspec",) if args.unspec_ab else ())
@@ -316,7 +316,8 @@ def main(argv=None) -> int:
             if cfg == "tuned":
                 cfg = tuned_config(est, calls[0], args.layout)
             if cfg is None:     # a [T, 1] buffer is time-last in memory: so is its call
-                cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1)
+                cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1,
+                                       grid.itemsize(args.dtype))
             variants = [(pdl, "persistent", shipped["first"], "shipped")
                         for pdl in ((True, False) if args.pdl_ab else (shipped["pdl"],))]
             if args.pdl_first_ab:

@@ -1374,31 +1374,49 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
                                                                     time_major, monkeypatch):
     """Triton proves a load aligned only from ints divisible by 16, so rows of 40 steps loaded
     one value an instruction. The launcher now says which smaller power of two divides T and
-    every row stride (time-last: ``ALIGN_T``), or N and every time stride (time-major, V-trace
-    only: ``ALIGN_N``), and never more than holds: the first 40 columns of a 44-wide buffer say
-    4, of a 56-wide one 48 say 8, odd lengths and multiples of 16 say nothing (1). Every call
-    matches the reference, in row blocks, chunked spans and look-back spans."""
+    every row stride (time-last: ``ALIGN_T``), or N and every time stride (time-major:
+    ``ALIGN_N``), and never more than holds: the first 40 columns of a 44-wide buffer say 4, of
+    a 56-wide one 48 say 8, odd lengths and multiples of 16 say nothing (1). Time-major tiles of
+    16x64/w8 and of fewer than 4 rows keep their loads scalar (nothing said) but V-trace's.
+    Every call matches the reference, in row blocks, chunked spans and look-back spans."""
     if backend == "torch":
         pytest.skip("the torch path has no kernel")
     taken = record_constexprs(monkeypatch, "ALIGN_T", "ALIGN_N")
-    tiles = ([dict(strategy="row_block", BLOCK_N=8, BLOCK_T=8),
-              dict(strategy="chunked", BLOCK_N=8, BLOCK_T=4, CHUNKS_PER_SPAN=2)] if time_major
-             else [dict(strategy="row_block", BLOCK_N=2, BLOCK_T=16),
-                   dict(strategy="chunked", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=2),
-                   dict(strategy="lookback", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=1)])
+    told = est == "vtrace"
+    tiles = ([(dict(strategy="row_block", BLOCK_N=8, BLOCK_T=8), True),
+              (dict(strategy="chunked", BLOCK_N=8, BLOCK_T=4, CHUNKS_PER_SPAN=2), True),
+              (dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8), told),
+              (dict(strategy="row_block", BLOCK_N=2, BLOCK_T=8), told)] if time_major
+             else [(dict(strategy="row_block", BLOCK_N=2, BLOCK_T=16), True),
+                   (dict(strategy="chunked", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=2), True),
+                   (dict(strategy="lookback", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=1), True)])
     for length, pad, said in [(40, 0, 8), (36, 0, 4), (34, 0, 2), (37, 0, 1), (48, 0, 1),
                               (40, 4, 4), (48, 8, 8)]:
         shape = (length, 13) if time_major else (5, length)
         kw, rk = make(est, shape, seed=length + pad)
         views = _padded(kw, time_major, pad, device)
-        for tile in tiles:
+        for tile, says in tiles:
             del taken[:]
-            with force_config(num_warps=1, **tile):
+            with force_config(**{"num_warps": 1, **tile}):
                 out = call(est, views, device, **({"time_dim": 0} if time_major else {}))
             out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
             assert_matches(out, reference(est, rk), T=shape[1], scale=scale_of(est, rk))
-            expected = (1, said if est == "vtrace" else 1) if time_major else (said, 1)
+            expected = (1, said if says else 1) if time_major else (said, 1)
             assert taken and set(taken) == {expected}, (length, pad, tile, taken)
+
+
+def test_time_major_tiles_told_n_are_those_whose_vectors_won():
+    """``ALIGN_N`` (launch._tells_n): every V-trace tile; for the others, tiles of 4+ rows but
+    16x64/w8 (its vectors spread a chunk over lanes and warps: scalar won there) and, for 2-byte
+    inputs, 32x64/w4 (bf16 lost with it), each measured on the H100 (fiftieth session)."""
+    from rlscan import _problem as P
+    tells = launch._tells_n
+    for est in range(8):
+        vtrace = est == P.VTRACE
+        assert tells(est, 16, 64, 8, 4) == tells(est, 2, 128, 2, 2) == vtrace
+        assert tells(est, 32, 64, 4, 2) == vtrace
+        assert tells(est, 32, 64, 4, 4) and tells(est, 128, 4, 1, 2) and tells(est, 16, 64, 4, 4)
+        assert tells(est, 4, 128, 2, 4) and tells(est, 32, 8, 1, 2)
 
 
 def test_align_is_the_largest_power_of_two_below_16_dividing_every_length():

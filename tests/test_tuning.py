@@ -1066,6 +1066,38 @@ def test_long_time_last_rows_of_128_to_1023_take_a_row_spread_over_warps(monkeyp
     assert "SPLIT" not in heuristic_config(300, 4096, time_major=True)
 
 
+def test_untuned_bf16_calls_of_1024_rows_of_2048_steps_split_each_row_over_four_warps(
+        dirs, cpu_is_h200, monkeypatch):
+    """Untuned time-last calls of 1024+ rows of 2048+ steps: 2-byte inputs take the tuned
+    grid's bf16 winner there, each row on 4 warps scanning in two levels, 8 steps a thread
+    (forced off the grid: x0.59-1.00 the 1x512/w4 rows' time); fp32 keeps 1x512/w4, fewer rows
+    their split tiles, time-major their own. The call's dtype reaches the heuristic through
+    ``select_config`` and ``which_config``; the tuner's spelled-out heuristic drops the
+    two-level flag and its group for forward scans."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
+    split = {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
+             "SPLIT": 4, "TWO_LEVEL": True, "GROUP": 8}
+    for N, T in ((1024, 2048), (1200, 6000), (2500, 5000), (1100, 20000), (100000, 4096)):
+        assert heuristic_config(N, T, itemsize=2) == split, (N, T)
+        assert heuristic_config(N, T) == heuristic_config(N, T, itemsize=4) == wide, (N, T)
+    C.validate(split)
+    assert heuristic_config(1023, 8192, itemsize=2) == heuristic_config(1023, 8192)
+    assert heuristic_config(4096, 2047, itemsize=2) == heuristic_config(4096, 2047)
+    assert heuristic_config(1200, 6000, True, 2) == heuristic_config(1200, 6000, True)
+    _, _, reload = dirs
+    reload()                                    # no DB: every bucket takes the heuristic
+    bf16 = _problem(1200, 6000, dtype=torch.bfloat16)
+    assert tuning.select_config(bf16) == split
+    assert tuning.select_config(_problem(1200, 6000)) == wide
+    x = torch.zeros(1200, 6000, dtype=torch.bfloat16, device="meta")
+    assert rlscan.which_config("gae", x, gpu=GPU).config == dict(split, num_stages=1)
+    cell = grid.Cell("eligibility_traces", 1200, 6000, "bfloat16", "time_last")
+    assert sweep.heuristic_for(cell) == C.validate(
+        {k: v for k, v in split.items() if k not in ("TWO_LEVEL", "GROUP")})
+    assert sweep.heuristic_for(cell._replace(estimator="gae")) == C.validate(split)
+
+
 def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winners_tiles(
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
@@ -2126,8 +2158,9 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
     """Triton proves alignment only from ints divisible by 16: time-last rows of 3000 steps
     loaded one value an instruction until the launcher said 8 (``ALIGN_T``); now they compile
     to the 16-byte loads of 3008-step rows, fp32 and bf16 two-level tiles of 8 steps a thread
-    alike. An odd length has nothing to say and stays scalar; time-major V-trace says 8 for
-    9000 rows (``ALIGN_N``)."""
+    alike. An odd length has nothing to say and stays scalar; time-major tiles say 8 for 9000
+    rows (``ALIGN_N``), V-trace's 16x64/w8 and GAE's 32x64/w4, while GAE's 16x64/w8 keeps its
+    scalar loads."""
     code = (
         "import re, kernel_resources as K\n"
         "from rlscan.kernels import configs as C\n"
@@ -2137,6 +2170,10 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
         " BLOCK_T=256, num_warps=4, TWO_LEVEL=True, GROUP=8, SPLIT=4)) for T in (3000, 3008)]\n"
         "cells += [('vtrace', N, 64, 'float32', 'time_major', dict(strategy='row_block',"
         " BLOCK_N=16, BLOCK_T=64, num_warps=8)) for N in (9000, 9008)]\n"
+        "cells += [('gae', N, 64, 'float32', 'time_major', dict(strategy='row_block',"
+        " BLOCK_N=32, BLOCK_T=64, num_warps=4)) for N in (9000, 9008)]\n"
+        "cells += [('gae', 9000, 64, 'float32', 'time_major', dict(strategy='row_block',"
+        " BLOCK_N=16, BLOCK_T=64, num_warps=8))]\n"
         "for est, N, T, dtype, layout, cfg in cells:\n"
         "    (consts, options, args, _, kernel), = K.launches(est, N, T, C.validate(cfg),"
         " dtype, layout)\n"
@@ -2144,11 +2181,14 @@ def test_lengths_divisible_by_8_not_16_compile_to_the_loads_of_multiples_of_16()
         "    print(len(re.findall(r'ld\\.global\\.v4', ptx)),"
         " len(re.findall(r'ld\\.global', ptx)))\n")
     counts = _compiled_counts(code)
-    (f3000, f3008, f3001), (b3000, b3008), (v9000, v9008) = counts[:3], counts[3:5], counts[5:]
+    (f3000, f3008, f3001), (b3000, b3008) = counts[:3], counts[3:5]
+    (v9000, v9008), (g9000, g9008), (s9000,) = counts[5:7], counts[7:9], counts[9:]
     assert f3000 == f3008 and f3000[0] > 0
     assert f3001[0] == 0 and f3001[1] > f3000[1]
     assert b3000 == b3008 and b3000[0] > 0
     assert v9000 == v9008 and v9000[0] > 0
+    assert g9000 == g9008 and g9000[0] > 0
+    assert s9000[0] == 0 and s9000[1] > 0
 
 
 

@@ -72,6 +72,11 @@ class Cell(NamedTuple):
         return f"{self.estimator} {self.N}x{self.T} {self.dtype} {self.layout}"
 
 
+def itemsize(dtype: str) -> int:
+    """Bytes an element of ``dtype`` (one of ``DTYPES``): the heuristic's ``itemsize``."""
+    return getattr(torch, dtype).itemsize
+
+
 def parse_shapes(text: str) -> List[Tuple[int, int]]:
     """``"4096x128,8x65536"`` -> [(4096, 128), (8, 65536)]; a name of ``NAMED_SHAPES`` stands
     for its shapes."""

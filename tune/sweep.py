@@ -103,10 +103,12 @@ def _error_text(e: BaseException) -> str:
 
 def heuristic_for(cell: grid.Cell) -> dict:
     """The config a call of ``cell``'s shape gets without a DB entry, spelled out (without the
-    two-level flag where the launcher ignores it: forward scans)."""
-    h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major")}
+    two-level flag and its group where the launcher ignores them: forward scans)."""
+    h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major",
+                                              grid.itemsize(cell.dtype))}
     if cell.estimator not in C.BACKWARD:
         h.pop("TWO_LEVEL", None)
+        h.pop("GROUP", None)
     return C.validate(h)
 
 

@@ -32,9 +32,10 @@ def force_config(**config):
         _forced = old
 
 
-def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
+def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4) -> dict:
     """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
     counts is how many loads are in flight across the GPU, not the work per program.
+    ``itemsize``: bytes a per-step input (2 for bf16 and fp16 calls).
 
     Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now sweeps per
     bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
@@ -157,6 +158,18 @@ def heuristic_config(N: int, T: int, time_major: bool = False) -> dict:
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
         # long rows, enough of them: one row per program, wide contiguous tiles (H200, GAE fp32:
         # 1024x8192 56.6 us with 1x512/w4 vs 122 with 2x128/w2; 512x4096 20.4 vs 24.4 chunked)
+        if itemsize < 4:
+            # bf16 (1024+ rows, the rule above takes fewer): each row on 4 warps, two-level in
+            # groups of 8, the tuned grid's bf16 winner at 1024x2048 and 1024x8192 (both DBs).
+            # Forced off the grid against 1x512/w4 (H100, 2 rounds, fiftieth session, probes/
+            # 2026-12-06_fiftieth_session_time_last_wide_bf16_ab.txt; discounted returns / GAE /
+            # V-trace / eligibility traces): 1200x6000 24.2 / 39.2 / 48.7 / 23.9 us against 35.8
+            # / 48.0 / 64.1 / 24.5, 2500x5000 36.5 / 65.0 / 76.0 / 35.6 against 53.7 / 73.1 /
+            # 104.3 / 39.5, 1100x20000 60.6 / 120.3 / 148.6 / 71.9 against 103.1 / 121.1 /
+            # 195.7 / 72.1. In fp32 it won GAE (x0.79-0.86) but not the forward scans (traces
+            # x1.00-1.19) nor discounted returns (x0.95-1.05): fp32 keeps 1x512/w4.
+            return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
+                    "SPLIT": 4, "TWO_LEVEL": True, "GROUP": 8}
         return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
     # Few rows, long horizons: split every row into spans across programs once row blocks
     # alone cannot fill the GPU (chunked: 8x65536 10.1 us, 1x1048576 15.8; row blocks of
@@ -267,9 +280,30 @@ _CONTIG_TIME_MAJOR = True
 # lanes of 4 steps), 115 registers (80); discounted returns 0 (72), 68 (60). Bare recurrence,
 # walks of 32x32/w1 such tiles (benchmarks/time_major_probe.py, thirty-second session): 16384x512
 # 35.3 us vs the tuned 47.7, 16384x128 11.0 vs 15.4.
-# The estimators whose time-major tiles are told the power of two dividing N and the time
-# strides (ALIGN_N; see launch()): V-trace's row blocks gained, the others' 16x64/w8 lost.
-_ALIGN_N_ESTIMATORS = frozenset({P.VTRACE})
+
+
+def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) -> bool:
+    """Whether a time-major tile (not one row a lane) is told the power of two below 16 that
+    divides N and its time strides (ALIGN_N), so that 1000 or 9000 rows load as 1008 or 9008
+    would, in vectors along the rows: the code the tuner timed on its grid of multiples of 16.
+    ``itemsize``: bytes a per-step input. H100, forced, 2 rounds, told vs not (fiftieth session,
+    benchmarks/results/probes/2026-12-06_fiftieth_session_time_major_alignment_ab.txt;
+    discounted returns / GAE / eligibility traces): 128x4/w1/c8 spans at 1000x3000 fp32 27.1 /
+    43.8 / 29.4 us -> 27.5 / 41.2 / 26.9, bf16 24.1 / 34.4 / 26.9 -> 20.7 / 28.2 / 19.5;
+    32x64/w4 row blocks at 9000x200 fp32 18.4 / 33.1 / 18.4 -> 16.8 / 27.6 / 16.3 (GAE's tile
+    255 registers untold, 191 told), but bf16 x1.03 / x1.07 / x1.00 (and discounted returns
+    x1.17 at 15000x150, forty-ninth session's probe file). Untold, so scalar: 16x64/w8 tiles,
+    whose vectors spread a chunk's 64 steps over lanes and warps (1500x600 fp32 14.6 / 17.8 /
+    14.4 -> 16.4 / 18.0 / 15.2, bf16 14.4 / 17.3 / 14.1 -> 20.3 / 22.7 / 19.6; one-chunk spans
+    at 72x3000 and 24x40008 x1.03-1.25 for discounted returns and GAE, x0.78-0.95 for traces),
+    and tiles of 1-3 rows (2x128/w2 at 100x1000: bf16 x1.29-1.31, fp32 x0.83-0.90). V-trace's
+    tiles all told (forty-ninth session, fp32 9000x480: tuned 104.6 -> 75.6 us, 16x64/w8 79.8
+    -> 59.7)."""
+    if est == P.VTRACE:
+        return True
+    tile = (block_n, block_t, warps)
+    return block_n >= 4 and tile != (16, 64, 8) and not (itemsize < 4 and tile == (32, 64, 4))
+
 _TIME_STRIDES = ("s0t", "s1t", "s2t", "s3t", "s4t", "s5t", "s6t", "s7t", "s8t", "o0t", "o1t")
 _lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STRIDES)
 
@@ -402,12 +436,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # bytes an instruction, not one value (H100, forced old vs new, 2 rounds, discounted
     # returns / GAE / V-trace, tuned configs: bf16 2000x3000 85.1 / 109.4 / 151.9 us -> 17.9 /
     # 29.9 / 38.4, fp32 1500x600 13.2 / 14.8 / 20.6 -> 9.8 / 11.9 / 15.9; x0.67 over 24 cells,
-    # x0.79 for the heuristic's, none slower). Time-major (N and time strides) for V-trace only:
-    # its row blocks gained (9000x480 fp32 104.6 -> 75.6, bf16 15000x150 55.3 -> 38.8) where the
-    # others' lost up to x1.25 (bf16 discounted returns 1000x200 8.3 -> 10.3); lane-row tiles
-    # keep their time strides unsaid (scalar loads). benchmarks/results/probes/2026-12-06_
-    # fortyninth_session_align_hints_ab.txt
-    align_n = _align(pb.N, *time_strides) if pb.est in _ALIGN_N_ESTIMATORS and not lane_rows else 1
+    # x0.79 for the heuristic's, none slower; benchmarks/results/probes/2026-12-06_
+    # fortyninth_session_align_hints_ab.txt). Time-major, N and the time strides, in the tiles
+    # _tells_n names; lane-row tiles keep their time strides unsaid (scalar loads).
+    align_n = (_align(pb.N, *time_strides) if not time_last and not lane_rows
+               and _tells_n(pb.est, bn, bt, options[0], pb.p0.element_size()) else 1)
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
              int(descend), contig, split, bn, bt, _align(pb.T, *row_strides), align_n)
     spec += (pb.N, pb.T, per_span, K)
