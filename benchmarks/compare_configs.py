@@ -6,9 +6,10 @@ compare strategies and tiles before they enter the tuner's candidate space.
 
 A config is ``heuristic`` (the built-in one), ``tuned`` (the shipped DB's for the cell and the
 call's γ, λ, c̄; the heuristic where the DB has none) or
-``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:rREGS]`` (``2l``: the
-two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16; ``spSPLIT``:
-tile rows a row, ``SPLIT``; ``rREGS``: ``maxnreg``, the register cap).
+``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:lr][:sl][:rREGS]`` (``2l``:
+the two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16;
+``spSPLIT``: tile rows a row, ``SPLIT``; ``lr``: ``LANE_ROWS``; ``sl``: ``SCALAR_LOADS``;
+``rREGS``: ``maxnreg``, the register cap).
 ``--ascending-time-major`` runs time-major backward scans the old way (ascending lanes and
 triton's reverse scan) instead of over descending lanes, for an A/B of the two. ``--pdl-ab``
 times every config twice, its later launches programmatic dependent ones and plain ones
@@ -182,6 +183,9 @@ def parse_config(text: str):
     regs = None
     if len(parts) > 3 and parts[-1].startswith("r"):
         regs, parts = parts[-1], parts[:-1]
+    scalar = len(parts) > 3 and parts[-1] == "sl"
+    if scalar:
+        parts = parts[:-1]
     lane_rows = len(parts) > 3 and parts[-1] == "lr"
     if lane_rows:
         parts = parts[:-1]
@@ -213,10 +217,12 @@ def parse_config(text: str):
             cfg["SPLIT"] = int(split[2:])
         if lane_rows:
             cfg["LANE_ROWS"] = True
+        if scalar:
+            cfg["SCALAR_LOADS"] = True
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
             f"config {text!r}: expected heuristic or tuned or "
-            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:lr][:rREGS]") from None
+            "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:lr][:sl][:rREGS]") from None
     try:
         return C.validate(cfg)
     except ValueError as e:

@@ -535,7 +535,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     from a machine without one).
     ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
     default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
-    may hold look-back configs that run only when these bound every walk back (``bounded_walk``, ``select_config``).
+    may hold look-back configs that run only when these bound every walk back
+    (``bounded_walk``, ``select_config``).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a

@@ -1377,7 +1377,8 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
     every row stride (time-last: ``ALIGN_T``), or N and every time stride (time-major:
     ``ALIGN_N``), and never more than holds: the first 40 columns of a 44-wide buffer say 4, of
     a 56-wide one 48 say 8, odd lengths and multiples of 16 say nothing (1). Time-major tiles of
-    16x64/w8 and of fewer than 4 rows keep their loads scalar (nothing said) but V-trace's.
+    16x64/w8 keep their loads scalar (nothing said), and so do 1-3-row ones in bf16, but
+    V-trace's.
     Every call matches the reference, in row blocks, chunked spans and look-back spans."""
     if backend == "torch":
         pytest.skip("the torch path has no kernel")
@@ -1386,7 +1387,7 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
     tiles = ([(dict(strategy="row_block", BLOCK_N=8, BLOCK_T=8), True),
               (dict(strategy="chunked", BLOCK_N=8, BLOCK_T=4, CHUNKS_PER_SPAN=2), True),
               (dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8), told),
-              (dict(strategy="row_block", BLOCK_N=2, BLOCK_T=8), told)] if time_major
+              (dict(strategy="row_block", BLOCK_N=2, BLOCK_T=8), True)] if time_major
              else [(dict(strategy="row_block", BLOCK_N=2, BLOCK_T=16), True),
                    (dict(strategy="chunked", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=2), True),
                    (dict(strategy="lookback", BLOCK_N=2, BLOCK_T=8, CHUNKS_PER_SPAN=1), True)])
@@ -1406,17 +1407,67 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
 
 
 def test_time_major_tiles_told_n_are_those_whose_vectors_won():
-    """``ALIGN_N`` (launch._tells_n): every V-trace tile; for the others, tiles of 4+ rows but
-    16x64/w8 (its vectors spread a chunk over lanes and warps: scalar won there) and, for 2-byte
-    inputs, 32x64/w4 (bf16 lost with it), each measured on the H100 (fiftieth session)."""
+    """``ALIGN_N`` (launch._tells_n): every V-trace tile; for the others every tile but
+    16x64/w8 (its vectors spread a chunk over lanes and warps: scalar won there), and with
+    2-byte inputs neither 32x64/w4 nor tiles of 1-3 rows (bf16 lost with vectors there), each
+    measured on the H100 (fiftieth session)."""
     from rlscan import _problem as P
     tells = launch._tells_n
     for est in range(8):
         vtrace = est == P.VTRACE
-        assert tells(est, 16, 64, 8, 4) == tells(est, 2, 128, 2, 2) == vtrace
-        assert tells(est, 32, 64, 4, 2) == vtrace
-        assert tells(est, 32, 64, 4, 4) and tells(est, 128, 4, 1, 2) and tells(est, 16, 64, 4, 4)
-        assert tells(est, 4, 128, 2, 4) and tells(est, 32, 8, 1, 2)
+        assert tells(est, 16, 64, 8, 4) == tells(est, 16, 64, 8, 2) == vtrace
+        assert tells(est, 2, 128, 2, 2) == tells(est, 32, 64, 4, 2) == vtrace
+        assert tells(est, 2, 128, 2, 4) and tells(est, 32, 64, 4, 4)
+        assert tells(est, 128, 4, 1, 2) and tells(est, 16, 64, 4, 4) and tells(est, 32, 8, 1, 2)
+        assert tells(est, 4, 128, 2, 2) and tells(est, 1, 64, 1, 4)
+
+
+@pytest.mark.parametrize("est", ["gae", "discounted_returns", "vtrace", "eligibility_traces"])
+def test_scalar_loads_tiles_run_the_unspecialised_kernel_in_time_major_buffers_only(
+        backend, device, est, monkeypatch):
+    """``SCALAR_LOADS`` (the heuristic's 16x64/w8 time-major tiles): discounted returns, GAE and
+    λ-returns launch the kernel of lane-row tiles (time strides unspecialised, nothing said in
+    ALIGN_N), so their loads stay one value an instruction at N = 48 as at 40; V-trace and the
+    forward scans ignore it, as time-last buffers do. Results match the reference either way,
+    across chunk edges, in row blocks and spans."""
+    if backend == "torch":
+        pytest.skip("the torch path has no kernel")
+    taken = record_constexprs(monkeypatch, "kernel", "ALIGN_N")
+    honours = est in ("gae", "discounted_returns")
+    for N, said in ((40, 8), (48, 1)):
+        kw, rk = make(est, (N, 21), seed=N)
+        major = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
+                 for k, v in kw.items()}
+        for tile in (dict(strategy="row_block"), dict(strategy="chunked", CHUNKS_PER_SPAN=2)):
+            cfg = dict(tile, BLOCK_N=16, BLOCK_T=8, num_warps=1, SCALAR_LOADS=True)
+            del taken[:]
+            with force_config(**cfg):
+                out = call(est, major, device, time_dim=0)
+                last = call(est, kw, device)
+            assert_matches(tuple(o.t() for o in cases.as_tuple(out)), reference(est, rk), T=21,
+                           scale=scale_of(est, rk))
+            assert_matches(last, reference(est, rk), T=21, scale=scale_of(est, rk))
+            kernels = {k for k, _ in taken}
+            major_launches = taken[:len(taken) // 2]
+            if honours:
+                assert {k for k, _ in major_launches} == {launch._lane_rows_kernel}, taken
+                assert {a for _, a in major_launches} == {1}, taken
+            else:
+                assert kernels == {launch.fused_scan_kernel}, taken
+            assert taken[-1][0] is launch.fused_scan_kernel   # time-last: ignored
+    assert C.label(C.validate(cfg)).endswith("/c2/sl")
+    with pytest.raises(ValueError, match="SCALAR_LOADS"):
+        C.validate(dict(cfg, SCALAR_LOADS="yes"))
+
+
+def test_the_heuristics_16x64_time_major_tiles_ask_for_scalar_loads(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    for N, T in ((1500, 600), (80, 3008), (24, 40008), (1000, 200)):
+        cfg = launch.heuristic_config(N, T, time_major=True)
+        assert (cfg["BLOCK_N"], cfg["BLOCK_T"], cfg["num_warps"]) == (16, 64, 8), (N, T)
+        assert cfg["SCALAR_LOADS"] is True and C.validate(cfg)["SCALAR_LOADS"], (N, T)
+    for N, T, tm in ((1000, 3000, True), (8, 40, True), (1500, 600, False)):
+        assert "SCALAR_LOADS" not in launch.heuristic_config(N, T, time_major=tm), (N, T, tm)
 
 
 def test_align_is_the_largest_power_of_two_below_16_dividing_every_length():
@@ -1449,6 +1500,29 @@ def test_calls_on_lengths_divisible_by_4_or_8_but_not_16_match_reference(est, dt
     views = _padded(kw, time_major, pad, "cuda", dtype)
     out = call(est, views, **({"time_dim": 0} if time_major else {}))
     out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
+    assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
+
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("est", ["gae", "discounted_returns", "lambda_returns", "vtrace"])
+@pytest.mark.parametrize("N, T, tile", [
+    (1504, 608, dict(strategy="row_block")), (1000, 200, dict(strategy="row_block")),
+    (80, 3008, dict(strategy="chunked", CHUNKS_PER_SPAN=1)),
+    (24, 4000, dict(strategy="chunked", CHUNKS_PER_SPAN=2))])
+def test_time_major_16x64_tiles_with_scalar_loads_match_reference(est, dtype, N, T, tile):
+    """The heuristic's time-major 16x64/w8 tiles with ``SCALAR_LOADS`` (the unspecialised
+    kernel for discounted returns, GAE, λ-returns; V-trace ignores it), at N a multiple of 16
+    and not, row blocks and spans: bf16 inputs give the float32 results of the rounded ones."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    kw, _ = make(est, (N, T), seed=N + T)
+    _, rounded = per_step_in(dtype, kw)
+    views = _padded(kw, True, 0, "cuda", dtype)
+    with force_config(BLOCK_N=16, BLOCK_T=64, num_warps=8, SCALAR_LOADS=True, **tile):
+        out = call(est, views, time_dim=0)
+    out = tuple(o.t() for o in cases.as_tuple(out))
     assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
 
 

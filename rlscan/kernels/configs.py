@@ -13,6 +13,7 @@ A config is a plain dict, the fields of a ``triton.Config`` plus the strategy::
     {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 1024, "num_warps": 2, "TWO_LEVEL": True,
      "SPLIT": 2}
     {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1, "LANE_ROWS": True}
+    {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8, "SCALAR_LOADS": True}
 
 ``strategy`` names the kernel strategy of DESIGN.md §4 (rlscan/kernels/launch.py):
 ``row_block``, BLOCK_N rows per program walking time in chunks of BLOCK_T; ``chunked``, every
@@ -31,6 +32,10 @@ on SPLIT warps, which scan consecutive chunks of it at once (BLOCK_N / SPLIT row
 ``LANE_ROWS`` (optional, default off; time-major buffers, ignored for time-last ones): one row
 a lane, BLOCK_N >= 32 * num_warps, a row's steps of a chunk in its thread's registers, where
 time-major tiles otherwise hold 4 adjacent rows a thread (launch.py, ``_lane_rows_kernel``).
+``SCALAR_LOADS`` (optional, default off; time-major buffers of discounted returns, GAE and
+λ-returns, ignored otherwise): loads of one value an instruction, whatever N's divisibility (the
+kernel of ``LANE_ROWS``, launch.py ``_scalar_loads``), where Triton would vectorise along the
+rows of an N that is a multiple of 16.
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
@@ -383,6 +388,11 @@ def validate(config) -> Dict:
             raise ValueError(f"LANE_ROWS (one row a lane) needs BLOCK_N >= 32*num_warps, no "
                              f"TWO_LEVEL and no SPLIT; got {label(out)}")
         out["LANE_ROWS"] = True
+    scalar = config.get("SCALAR_LOADS", False)
+    if scalar not in (True, False, 0, 1):
+        raise ValueError(f"SCALAR_LOADS={scalar!r}; expected true or false")
+    if scalar:
+        out["SCALAR_LOADS"] = True
     regs = config.get("maxnreg")
     if regs is not None:
         if regs not in MAXNREG or isinstance(regs, bool):
@@ -463,7 +473,7 @@ def label(config: Dict) -> str:
     """A short stable name: ``row_block/2x128/w2/s1``, ``chunked/1x256/w2/s1/c8/2l/g8/r32``,
     ``row_block/2x1024/w2/s1/2l/sp2`` (tile rows x steps, warps, stages, chunks per span,
     two-level scan, its group size when not 4, tile rows a row when not 1, one row a lane,
-    register cap)."""
+    scalar loads, register cap)."""
     out = (f"{config.get('strategy', 'row_block')}/{config['BLOCK_N']}x{config['BLOCK_T']}"
            f"/w{config.get('num_warps', 4)}/s{config.get('num_stages', 1)}")
     if config.get("strategy") in SPANNED:
@@ -476,6 +486,8 @@ def label(config: Dict) -> str:
         out += f"/sp{config['SPLIT']}"
     if config.get("LANE_ROWS"):
         out += "/lr"
+    if config.get("SCALAR_LOADS"):
+        out += "/sl"
     if config.get("maxnreg"):
         out += f"/r{config['maxnreg']}"
     return out

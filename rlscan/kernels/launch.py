@@ -55,6 +55,9 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         block_n = max(1, min(_np2(max(N, 1)), 16))
         warps = 8 if not interpreted else 2
     cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": warps}
+    if time_major and (block_n, block_t, warps) == (16, 64, 8):
+        # (honoured by discounted returns, GAE, λ-returns: _SCALAR_LOADS_ESTIMATORS)
+        cfg["SCALAR_LOADS"] = True
     if time_major and not interpreted and N >= 128 and (N >= 32768 or T >= 2048):
         # 128 rows a warp keep a chunk's steps in each thread (configs.py; H200 fp32 time-major):
         # many rows, 256x4/w2 row blocks (65536x128: discounted returns 41.7 us vs 61.0, GAE
@@ -281,6 +284,16 @@ _CONTIG_TIME_MAJOR = True
 # walks of 32x32/w1 such tiles (benchmarks/time_major_probe.py, thirty-second session): 16384x512
 # 35.3 us vs the tuned 47.7, 16384x128 11.0 vs 15.4.
 
+# The estimators that honour a config's SCALAR_LOADS: with N a multiple of 16 (Triton's own
+# vectors) against the scalar kernel, H100, forced, 2 rounds (fiftieth session, the --unspec-ab
+# half of probes/2026-12-06_fiftieth_session_time_major_alignment_ab.txt), 16x64/w8 tiles of
+# discounted returns / GAE: 1504x608 fp32 15.8 / 17.2 us -> 14.5 / 17.3, bf16 20.2 / 22.2 ->
+# 14.4 / 16.9; one-chunk spans at 80x3008 fp32 10.4 / 11.0 -> 9.2 / 9.3, bf16 10.4 / 10.8 ->
+# 8.6 / 10.5. λ-returns, GAE's twin, was not measured. V-trace ignores it (fp32 x1.00-1.05
+# slower so, bf16 9008x208 x1.29), as do the forward scans (eligibility traces' 16x64/w8 spans
+# at N not a multiple of 16: x1.05-1.28 slower scalar) and Retrace (not measured).
+_SCALAR_LOADS_ESTIMATORS = frozenset({P.DISC, P.GAE, P.LAMBDA})
+
 
 def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) -> bool:
     """Whether a time-major tile (not one row a lane) is told the power of two below 16 that
@@ -291,18 +304,23 @@ def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) ->
     discounted returns / GAE / eligibility traces): 128x4/w1/c8 spans at 1000x3000 fp32 27.1 /
     43.8 / 29.4 us -> 27.5 / 41.2 / 26.9, bf16 24.1 / 34.4 / 26.9 -> 20.7 / 28.2 / 19.5;
     32x64/w4 row blocks at 9000x200 fp32 18.4 / 33.1 / 18.4 -> 16.8 / 27.6 / 16.3 (GAE's tile
-    255 registers untold, 191 told), but bf16 x1.03 / x1.07 / x1.00 (and discounted returns
-    x1.17 at 15000x150, forty-ninth session's probe file). Untold, so scalar: 16x64/w8 tiles,
-    whose vectors spread a chunk's 64 steps over lanes and warps (1500x600 fp32 14.6 / 17.8 /
-    14.4 -> 16.4 / 18.0 / 15.2, bf16 14.4 / 17.3 / 14.1 -> 20.3 / 22.7 / 19.6; one-chunk spans
-    at 72x3000 and 24x40008 x1.03-1.25 for discounted returns and GAE, x0.78-0.95 for traces),
-    and tiles of 1-3 rows (2x128/w2 at 100x1000: bf16 x1.29-1.31, fp32 x0.83-0.90). V-trace's
+    255 registers untold, 191 told); 2x128/w2 at 100x1000 fp32 10.1 / - / 10.8 -> 9.1 / - /
+    8.9. Untold, so scalar: 16x64/w8 tiles, whose vectors spread a chunk's 64 steps over lanes
+    and warps (1500x600 fp32 14.6 / 17.8 / 14.4 -> 16.4 / 18.0 / 15.2, bf16 14.4 / 17.3 / 14.1
+    -> 20.3 / 22.7 / 19.6; one-chunk spans at 72x3000 and 24x40008 x1.03-1.25 for discounted
+    returns and GAE, though x0.78-0.95 for traces); with 2-byte inputs also 32x64/w4 (9000x200
+    x1.03 / x1.07 / x1.00, discounted returns x1.17 at 15000x150 in the forty-ninth session's
+    probe file) and tiles of 1-3 rows (2x128/w2 at 100x1000 x1.29 / - / x1.31). At N a
+    multiple of 16, where Triton vectorises them itself, the same tiles ran so as well
+    (1504x608, 80x3008, 112x1008, 9008x208: the --unspec-ab half of the same file). V-trace's
     tiles all told (forty-ninth session, fp32 9000x480: tuned 104.6 -> 75.6 us, 16x64/w8 79.8
     -> 59.7)."""
     if est == P.VTRACE:
         return True
     tile = (block_n, block_t, warps)
-    return block_n >= 4 and tile != (16, 64, 8) and not (itemsize < 4 and tile == (32, 64, 4))
+    if tile == (16, 64, 8):
+        return False
+    return itemsize >= 4 or (block_n >= 4 and tile != (32, 64, 4))
 
 _TIME_STRIDES = ("s0t", "s1t", "s2t", "s3t", "s4t", "s5t", "s6t", "s7t", "s8t", "o0t", "o1t")
 _lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STRIDES)
@@ -409,7 +427,11 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     descend = pb.reverse and not time_last and _DESCEND_TIME_MAJOR
     # time-major tiles of one row a lane: the kernel that cannot vectorise along the rows
     lane_rows = not time_last and cfg.get("LANE_ROWS", False)
-    kernel = _lane_rows_kernel if lane_rows else fused_scan_kernel
+    # time-major tiles asking for loads of one value an instruction (configs SCALAR_LOADS, the
+    # heuristic's 16x64/w8 tiles) run the same kernel, whatever N
+    scalar = lane_rows or (not time_last and cfg.get("SCALAR_LOADS", False)
+                           and pb.est in _SCALAR_LOADS_ESTIMATORS)
+    kernel = _lane_rows_kernel if scalar else fused_scan_kernel
     # V-trace's next lane by gather where a row's chunk lies inside one warp (time-last) or, for
     # time-major tiles of at least 128 rows a warp, inside each thread (triton's load layout puts
     # 4 rows a thread on 32 lanes and the chunk's steps in registers). Not in tiles of one row a
@@ -439,7 +461,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # x0.79 for the heuristic's, none slower; benchmarks/results/probes/2026-12-06_
     # fortyninth_session_align_hints_ab.txt). Time-major, N and the time strides, in the tiles
     # _tells_n names; lane-row tiles keep their time strides unsaid (scalar loads).
-    align_n = (_align(pb.N, *time_strides) if not time_last and not lane_rows
+    align_n = (_align(pb.N, *time_strides) if not time_last and not scalar
                and _tells_n(pb.est, bn, bt, options[0], pb.p0.element_size()) else 1)
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
              int(descend), contig, split, bn, bt, _align(pb.T, *row_strides), align_n)
