@@ -1176,12 +1176,13 @@ def test_rows_of_more_than_65535_spans_launch_fewer_longer_spans(strategy, monke
 
 def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spans(monkeypatch):
     """Untuned time-major calls of 1024-16383 rows below 2048 steps (PPO rollout buffers off the
-    tuned grid) run 16x64/w8 row blocks whole, never split into one-chunk spans that read the
-    inputs twice; from 1024 steps below 4096 rows, spans of 8 chunks of 32x8 one-row-a-lane
-    tiles. Fewer rows still split where row programs are few, and the same shapes time-last
-    are unchanged."""
+    tuned grid) run 16x64/w8 row blocks whole (loading one value an instruction), never split
+    into one-chunk spans that read the inputs twice; from 1024 steps below 4096 rows, spans of 8
+    chunks of 32x8 one-row-a-lane tiles. Fewer rows still split where row programs are few, and
+    the same shapes time-last are unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    blocks = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8}
+    blocks = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8,
+              "SCALAR_LOADS": True}
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
              "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
     for N, T in ((1024, 256), (1024, 1023), (3000, 384), (4096, 1024), (8192, 512),
