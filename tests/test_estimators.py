@@ -1378,8 +1378,8 @@ def test_lengths_divisible_by_2_to_8_are_said_so_and_match_reference(backend, de
     ``ALIGN_N``), and never more than holds: the first 40 columns of a 44-wide buffer say 4, of
     a 56-wide one 48 say 8, odd lengths and multiples of 16 say nothing (1). Time-major tiles of
     16x64/w8 keep their loads scalar (nothing said), and so do 1-3-row ones in bf16, but
-    V-trace's.
-    Every call matches the reference, in row blocks, chunked spans and look-back spans."""
+    V-trace's. Every call matches the reference, in row blocks, chunked spans and look-back
+    spans."""
     if backend == "torch":
         pytest.skip("the torch path has no kernel")
     taken = record_constexprs(monkeypatch, "ALIGN_T", "ALIGN_N")
@@ -1501,7 +1501,6 @@ def test_calls_on_lengths_divisible_by_4_or_8_but_not_16_match_reference(est, dt
     out = call(est, views, **({"time_dim": 0} if time_major else {}))
     out = tuple(o.t() for o in cases.as_tuple(out)) if time_major else out
     assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
-
 
 
 @pytest.mark.gpu

@@ -33,9 +33,9 @@ on SPLIT warps, which scan consecutive chunks of it at once (BLOCK_N / SPLIT row
 a lane, BLOCK_N >= 32 * num_warps, a row's steps of a chunk in its thread's registers, where
 time-major tiles otherwise hold 4 adjacent rows a thread (launch.py, ``_lane_rows_kernel``).
 ``SCALAR_LOADS`` (optional, default off; time-major buffers of discounted returns, GAE and
-λ-returns, ignored otherwise): loads of one value an instruction, whatever N's divisibility (the
-kernel of ``LANE_ROWS``, launch.py ``_scalar_loads``), where Triton would vectorise along the
-rows of an N that is a multiple of 16.
+λ-returns, ignored otherwise: launch.py ``_SCALAR_LOADS_ESTIMATORS``): loads of one value an
+instruction, whatever N's divisibility (the kernel of ``LANE_ROWS``), where Triton would
+vectorise along the rows of an N that is a multiple of 16.
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
 kernel over 32 registers cannot hold an SM's 2048 threads, and the small-tile row block is
 latency-bound, so fewer resident warps mean fewer loads in flight.
