@@ -979,6 +979,50 @@ def test_tuner_heuristic_drops_the_two_level_flag_for_forward_scans():
     assert "TWO_LEVEL" not in fwd and bwd.get("TWO_LEVEL") is True
 
 
+def test_time_major_16x64_tiles_are_measured_with_and_without_scalar_loads_where_honoured(
+        monkeypatch):
+    """Discounted returns, GAE and λ-returns measure each time-major 16x64/w8 tile (row block and
+    one-chunk spans) twice, Triton's vectors and ``SCALAR_LOADS``; estimators that ignore the
+    key, other tiles and time-last buffers do not, so no other sweep grows. The tuner's
+    spelled-out heuristic drops the key where the launcher ignores it, so that config and the
+    plain 16x64/w8 candidate are one."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)   # the GPU's heuristic
+
+    def sixteens(est, layout):
+        return sorted(C.label(c) for c in C.candidates(est, 2048, 256, layout, "float32")
+                      if (c["BLOCK_N"], c["BLOCK_T"], c["num_warps"]) == (16, 64, 8))
+    for est in ("discounted_returns", "gae", "lambda_returns"):
+        assert sixteens(est, "time_major") == [
+            "chunked/16x64/w8/s1/c1", "chunked/16x64/w8/s1/c1/sl",
+            "row_block/16x64/w8/s1", "row_block/16x64/w8/s1/sl"], est
+        assert all(not c.get("SCALAR_LOADS") for c in C.candidates(
+            est, 2048, 256, "time_major", "float32")
+            if (c["BLOCK_N"], c["BLOCK_T"], c["num_warps"]) != (16, 64, 8)), est
+    for est in ("vtrace", "retrace", "eligibility_traces", "episodic_cumsum", "linear_scan"):
+        assert sixteens(est, "time_major") == ["chunked/16x64/w8/s1/c1",
+                                                "row_block/16x64/w8/s1"], est
+    for est in grid.ESTIMATORS:
+        assert not any(c.get("SCALAR_LOADS") for c in C.candidates(
+            est, 2048, 256, "time_last", "float32")), est
+    cell = grid.Cell("gae", 2048, 256, "float32", "time_major")
+    assert sweep.heuristic_for(cell).get("SCALAR_LOADS") is True
+    for est in ("vtrace", "eligibility_traces"):
+        h = sweep.heuristic_for(cell._replace(estimator=est))
+        assert "SCALAR_LOADS" not in h, est
+        labels = [C.label(c) for c in sweep.with_heuristic(
+            C.candidates(est, 2048, 256, "time_major", "float32"), cell._replace(estimator=est))]
+        assert labels.count("row_block/16x64/w8/s1") == 1, est
+
+
+def test_launcher_and_tuner_agree_on_which_estimators_honour_scalar_loads():
+    """The launcher's set of estimator codes is the configs' set of names, so the tuner never
+    times a key the launcher would ignore as if it were another kernel."""
+    from rlscan.kernels import launch
+    from rlscan.tuning import KERNEL_NAMES
+    assert {KERNEL_NAMES[c] for c in launch._SCALAR_LOADS_ESTIMATORS} == set(
+        C.SCALAR_LOADS_ESTIMATORS) == {"discounted_returns", "gae", "lambda_returns"}
+
+
 def test_few_long_time_major_rows_measure_and_default_to_spans_of_eight_row_tiles(monkeypatch):
     """Time-major buckets of 2-31 rows also measure chunked spans of 8-row one-warp tiles: of 16
     steps from 2**16 steps (the 8x65536 winner of a forced A/B), of 32 and 64 steps from 2**18

@@ -33,7 +33,7 @@ on SPLIT warps, which scan consecutive chunks of it at once (BLOCK_N / SPLIT row
 a lane, BLOCK_N >= 32 * num_warps, a row's steps of a chunk in its thread's registers, where
 time-major tiles otherwise hold 4 adjacent rows a thread (launch.py, ``_lane_rows_kernel``).
 ``SCALAR_LOADS`` (optional, default off; time-major buffers of discounted returns, GAE and
-λ-returns, ignored otherwise: launch.py ``_SCALAR_LOADS_ESTIMATORS``): loads of one value an
+λ-returns, ignored otherwise: ``SCALAR_LOADS_ESTIMATORS``): loads of one value an
 instruction, whatever N's divisibility (the kernel of ``LANE_ROWS``), where Triton would
 vectorise along the rows of an N that is a multiple of 16.
 ``maxnreg`` (optional, default none) caps the registers of a thread (ptxas ``.maxnreg``): a
@@ -216,6 +216,12 @@ LOOKBACK_FIRST_WINDOW = 8
 LOOKBACK_SECOND_REACH = LOOKBACK_FIRST_WINDOW + 64
 WALK_REACHES = (LOOKBACK_FIRST_WINDOW, LOOKBACK_SECOND_REACH)
 _WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
+# The estimators whose time-major tiles honour SCALAR_LOADS (launch.py); the tuner measures
+# the 16x64/w8 tiles of their time-major buckets twice, with Triton's vectors (N a multiple of
+# 16) and with loads of one value (H100, forced, fiftieth session, 16x64/w8 discounted returns
+# / GAE: 1504x608 bf16 20.2 / 22.2 us vectors, 14.4 / 16.9 scalar; fp32 x0.71-1.00).
+SCALAR_LOADS_ESTIMATORS = ("discounted_returns", "gae", "lambda_returns")
+_SCALAR_LOADS_TILE = (16, 64, 8)
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
@@ -568,7 +574,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     limit on the bucket's shortest rows (``T``), the calls they may run for. Time-major calls
     also measure tiles of one row a lane (``LANE_ROWS``): walks from 8192 rows, chunked spans
     wherever such a tile fits the rows; those of 2-31 rows spans of one-warp 8-row tiles, of 16
-    steps from 2**16 steps, of 32 and 64 steps from 2**18 (``_SPANNED_TIME_MAJOR_FEW_ROWS*``)."""
+    steps from 2**16 steps, of 32 and 64 steps from 2**18 (``_SPANNED_TIME_MAJOR_FEW_ROWS*``);
+    the time-major calls of ``SCALAR_LOADS_ESTIMATORS`` each 16x64/w8 tile once more with
+    ``SCALAR_LOADS``."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout={layout!r}; expected one of {LAYOUTS}")
     if N < 1 or T < 1:
@@ -581,6 +589,9 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
                    if c["strategy"] != "lookback" or spans_within_limit(c, T)]
     for c in _row_block(N, T, layout) + spanned:
         out.append(validate(c))
+        if (layout == "time_major" and estimator in SCALAR_LOADS_ESTIMATORS
+                and (c["BLOCK_N"], c["BLOCK_T"], c["num_warps"]) == _SCALAR_LOADS_TILE):
+            out.append(validate(dict(c, SCALAR_LOADS=True)))
         if two_level and two_level_fits(c):
             out.append(validate(dict(c, TWO_LEVEL=True)))
             cap = _register_cap(estimator, c, dtype)

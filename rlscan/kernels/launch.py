@@ -12,7 +12,8 @@ from triton.runtime.jit import JITFunction
 
 from .. import _graph_pools, _layout, _replay
 from .. import _problem as P
-from ..tuning import select_config
+from ..tuning import KERNEL_NAMES, select_config
+from .configs import SCALAR_LOADS_ESTIMATORS
 from .configs import two_level_fits as _two_level_fits
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
@@ -295,7 +296,8 @@ _CONTIG_TIME_MAJOR = True
 # 8.6 / 10.5. λ-returns, GAE's twin, was not measured. V-trace ignores it (fp32 x1.00-1.05
 # slower so, bf16 9008x208 x1.29), as do the forward scans (eligibility traces' 16x64/w8 spans
 # at N not a multiple of 16: x1.05-1.28 slower scalar) and Retrace (not measured).
-_SCALAR_LOADS_ESTIMATORS = frozenset({P.DISC, P.GAE, P.LAMBDA})
+_SCALAR_LOADS_ESTIMATORS = frozenset(code for code, name in KERNEL_NAMES.items()
+                                     if name in SCALAR_LOADS_ESTIMATORS)
 
 
 def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) -> bool:
