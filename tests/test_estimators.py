@@ -1185,7 +1185,8 @@ def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_sha
         assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
-_MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8),
+_MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8,
+                        SCALAR_LOADS=True),
                    dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
                         CHUNKS_PER_SPAN=8, LANE_ROWS=True)]
 
@@ -1194,12 +1195,12 @@ _MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=
 def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est, monkeypatch):
     """The heuristic's configs for untuned [T, N] buffers of 1024-16383 rows below 2048 steps
     (launch.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
-    one-row-a-lane tiles): in the interpreter forced on 37 rows x 150 steps (ragged row tiles,
-    a ragged last span); on the GPU the heuristic itself, with no DB entry, at 1030x300 and
-    1100x1030."""
+    one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``): in the interpreter forced on
+    37 rows x 100 steps (ragged row tiles, a ragged last chunk and span); on the GPU the
+    heuristic itself, with no DB entry, at 1030x300 and 1100x1030."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(1030, 300), (1100, 1030)],
-        cpu_shape=(37, 150), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
+        cpu_shape=(37, 100), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
         expected=lambda N, T: _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)])
 
 
