@@ -404,7 +404,9 @@ def main(argv=None) -> int:
     PERSISTENT_PROGRAMS = 132 * args.persistent_warps
     if args.check:
         ok = True
-        for T, N, S, BN, warps in ((45, 70, 8, 32, 1), (40, 36, 16, 32, 1)):
+        # one shape: ragged column blocks (70 = 2 x 32 + 6), a ragged last chunk at every S
+        # below (45 steps); a second (40x36, S 16) doubled the CPU test's 42 s, no new edge
+        for T, N, S, BN, warps in ((45, 70, 8, 32, 1),):
             a, b = inputs(N, T, "cpu")
             a[:, 0] = 0.9   # a column with no reset at all: its walk goes back to span 0
             ref = reference(a, b, time_dim=0)

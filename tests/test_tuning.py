@@ -1974,7 +1974,7 @@ def test_time_major_probe_walks_and_looks_back_to_the_recurrence(monkeypatch, ca
     buffers over chunk and span edges, ragged column blocks and a column
     with no reset (walked back to its first span, in windows of 2 and 8); persistent programs
     also when each walks several spans; a malformed variant is refused by name."""
-    probe = _probe_checks_pass("time_major_probe", 26, "max error", monkeypatch, capsys)
+    probe = _probe_checks_pass("time_major_probe", 13, "max error", monkeypatch, capsys)
     assert probe.parse_variants("walk:16:32:1,lookback:8:32:1:2,seg-chunked:4:8:1:2:8") == [
         ("walk", 16, 32, 1, probe.WIN, 1), ("lookback", 8, 32, 1, 2, 1),
         ("seg-chunked", 4, 8, 1, 2, 8)]
