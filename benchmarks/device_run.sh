@@ -92,6 +92,12 @@
 #   bash benchmarks/device_run.sh probes       # long-horizon launches alone (phase_probe.py),
 #                                              # host cost of a launch argument
 #                                              # (launch_cost_probe.py), host_cost.py (~3 min)
+#   bash benchmarks/device_run.sh sl-retune    # the time-major buckets of discounted returns, GAE,
+#                                              # λ-returns at 64x512 and 4096 rows retuned (pruned
+#                                              # 1.3) with the SCALAR_LOADS twin of 16x64/w8 into
+#                                              # the tree's DB (fifty-first session; not yet run)
+#   bash benchmarks/device_run.sh unaligned-tm # rlscan-bench --shapes unaligned, time-major, fp32
+#                                              # and bf16, no baselines (~2.5 min; not yet run)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S / SHARD_S cap
 # phases.
 R=$PWD
@@ -551,6 +557,22 @@ retune-buckets)
     grep -v "Warn\|_warn" $OUT/retune.log | grep "buckets tuned\|us " | tail -2
   done
   cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
+sl-retune)
+  # 36 buckets (3 estimators x 2 dtypes x 6 shapes); SL_S caps the tune (SIGINT: what finished
+  # is written); the 16x64/w8 winners of these buckets were tuned with vectors only
+  mkdir -p $OUT/tdb && cp $TDB $OUT/tdb/
+  timeout -s INT ${SL_S:-300} python3 -m rlscan.tune.cli --out $OUT/tdb --prune 1.3 \
+    --estimators gae,lambda_returns,discounted_returns --dtypes float32,bfloat16 \
+    --layouts time_major --shapes 4096x128,4096x256,4096x512,4096x1024,4096x2048,64x512 \
+    > $OUT/tune_sl.log 2>&1
+  grep -v "Warn\|_warn" $OUT/tune_sl.log | tail -45
+  cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
+unaligned-tm)
+  # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
+  timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
+    --dtypes float32,bfloat16 --baselines "" --host-warmup 0.5 --out $OUT/bu 2>&1 \
+    | grep -v "Warn\|_warn" | tail -3
+  rm -f $OUT/bu/bench.png ;;
 few-rows)
   # the time-major buckets of FEW_SHAPES (8x65536,8x262144) retuned with spans of one-warp
   # 8-row tiles as candidates (configs._SPANNED_TIME_MAJOR_FEW_ROWS*; forty-third session,
@@ -641,7 +663,7 @@ group16-ab)
       --shapes 65536x128,131072x256,16384x512,4096x2048,1024x8192 --configs tuned,$G --stale-db 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/group16_ab.txt
   done ;;
-*) echo "usage: device_run.sh tune-bench|off-grid-bench|bench-more|retune-buckets|stand-in|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
+*) echo "usage: device_run.sh tune-bench|sl-retune|unaligned-tm|off-grid-bench|bench-more|retune-buckets|stand-in|ab|gpu-tests[-1|-2]|verify|pdl-ab|fixup-ab|lookback-ab|fill-ab|decay-walk|group16-ab|grid-pinned|loop-cores|tune-mid|regcap-ab|bf16cap-ab|replay-sync|placement|clocks|walk-slack|persistent|tma-walk|tm-lookback|probes" >&2
    exit 2 ;;
 esac
 echo "took $(( $(date +%s) - T0 )) s"
