@@ -293,9 +293,11 @@ _CONTIG_TIME_MAJOR = True
 # half of probes/2026-12-06_fiftieth_session_time_major_alignment_ab.txt), 16x64/w8 tiles of
 # discounted returns / GAE: 1504x608 fp32 15.8 / 17.2 us -> 14.5 / 17.3, bf16 20.2 / 22.2 ->
 # 14.4 / 16.9; one-chunk spans at 80x3008 fp32 10.4 / 11.0 -> 9.2 / 9.3, bf16 10.4 / 10.8 ->
-# 8.6 / 10.5. λ-returns, GAE's twin, was not measured. V-trace ignores it (fp32 x1.00-1.05
-# slower so, bf16 9008x208 x1.29), as do the forward scans (eligibility traces' 16x64/w8 spans
-# at N not a multiple of 16: x1.05-1.28 slower scalar) and Retrace (not measured).
+# 8.6 / 10.5. λ-returns, GAE's twin, is not timed; its PTX goes GAE's way (triton 3.6, sm_90,
+# 1504x608: 47 -> 20 shuffles, 75 registers both; fifty-first session). V-trace ignores it
+# (fp32 x1.00-1.05 slower so, bf16 9008x208 x1.29), as do the forward scans (eligibility
+# traces' 16x64/w8 spans at N not a multiple of 16: x1.05-1.28 slower scalar) and Retrace (not
+# measured). The names are configs.SCALAR_LOADS_ESTIMATORS, which the tuner reads too.
 _SCALAR_LOADS_ESTIMATORS = frozenset(code for code, name in KERNEL_NAMES.items()
                                      if name in SCALAR_LOADS_ESTIMATORS)
 
