@@ -221,7 +221,9 @@ _WALK_NEVER_BOUNDED = ("episodic_cumsum", "linear_scan")
 # 16) and with loads of one value (H100, forced, fiftieth session, 16x64/w8 discounted returns
 # / GAE: 1504x608 bf16 20.2 / 22.2 us vectors, 14.4 / 16.9 scalar; fp32 x0.71-1.00).
 SCALAR_LOADS_ESTIMATORS = ("discounted_returns", "gae", "lambda_returns")
-_SCALAR_LOADS_TILE = (16, 64, 8)
+# (BLOCK_N, BLOCK_T, num_warps): the tile whose vectors spread a chunk over lanes and warps,
+# measured with scalar loads by the tuner, given them by the heuristic, never told ALIGN_N
+SCALAR_LOADS_TILE = (16, 64, 8)
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
@@ -590,7 +592,7 @@ def candidates(estimator: str, N: int, T: int, layout: str, dtype: str) -> List[
     for c in _row_block(N, T, layout) + spanned:
         out.append(validate(c))
         if (layout == "time_major" and estimator in SCALAR_LOADS_ESTIMATORS
-                and (c["BLOCK_N"], c["BLOCK_T"], c["num_warps"]) == _SCALAR_LOADS_TILE):
+                and (c["BLOCK_N"], c["BLOCK_T"], c["num_warps"]) == SCALAR_LOADS_TILE):
             out.append(validate(dict(c, SCALAR_LOADS=True)))
         if two_level and two_level_fits(c):
             out.append(validate(dict(c, TWO_LEVEL=True)))

@@ -13,7 +13,7 @@ from triton.runtime.jit import JITFunction
 from .. import _graph_pools, _layout, _replay
 from .. import _problem as P
 from ..tuning import KERNEL_NAMES, select_config
-from .configs import SCALAR_LOADS_ESTIMATORS
+from .configs import SCALAR_LOADS_ESTIMATORS, SCALAR_LOADS_TILE
 from .configs import two_level_fits as _two_level_fits
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
@@ -56,7 +56,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         block_n = max(1, min(_np2(max(N, 1)), 16))
         warps = 8 if not interpreted else 2
     cfg = {"strategy": "row_block", "BLOCK_N": block_n, "BLOCK_T": block_t, "num_warps": warps}
-    if time_major and (block_n, block_t, warps) == (16, 64, 8):
+    if time_major and (block_n, block_t, warps) == SCALAR_LOADS_TILE:
         # honoured by discounted returns, GAE, λ-returns (_SCALAR_LOADS_ESTIMATORS); many rows
         # too: the forty-ninth session's probe file, scalar (untold) against told at 9000x480,
         # discounted returns / GAE fp32 35.6 / 43.3 us vs 38.3 / 43.7, bf16 34.4 / 41.5 vs
@@ -325,7 +325,7 @@ def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) ->
     if est == P.VTRACE:
         return True
     tile = (block_n, block_t, warps)
-    if tile == (16, 64, 8):
+    if tile == SCALAR_LOADS_TILE:
         return False
     return itemsize >= 4 or (block_n >= 4 and tile != (32, 64, 4))
 
