@@ -479,7 +479,7 @@ def select_config(pb: P.Problem) -> dict:
     except KeyError:
         hit = _cache[key] = _resolve(pb, key)
     if hit is None:
-        return heuristic(pb.N, pb.T, not key[3], p0.element_size())
+        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est])
     if hit[1]:
         walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
         if walk is not None:
@@ -487,14 +487,15 @@ def select_config(pb: P.Problem) -> dict:
     return _configs.within_lookback_limit(hit[0], pb.T)
 
 
-def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4) -> dict:
+def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
+              estimator: str = "") -> dict:
     """``launch.heuristic_config``, memoised per exact shape: it costs ~7 us a call against
     0.4 us for a DB hit, and an untuned shape should not pay that on every call."""
     global _heuristic_cached
     if _heuristic_cached is None:
         from .kernels.launch import heuristic_config
         _heuristic_cached = functools.lru_cache(maxsize=4096)(heuristic_config)
-    return _heuristic_cached(N, T, time_major, itemsize)
+    return _heuristic_cached(N, T, time_major, itemsize, estimator)
 
 
 _heuristic_cached = None
@@ -572,7 +573,7 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
-            **heuristic(lay.N, lay.T, lk == "time_major", x.element_size())}
+            **heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator)}
     return choice(full, "heuristic")
 
 

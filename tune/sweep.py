@@ -107,7 +107,7 @@ def heuristic_for(cell: grid.Cell) -> dict:
     ``SCALAR_LOADS`` outside ``SCALAR_LOADS_ESTIMATORS``), so that it and the candidate it
     equals are timed once."""
     h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major",
-                                              grid.itemsize(cell.dtype))}
+                                              grid.itemsize(cell.dtype), cell.estimator)}
     if cell.estimator not in C.BACKWARD:
         h.pop("TWO_LEVEL", None)
         h.pop("GROUP", None)

@@ -33,10 +33,13 @@ def force_config(**config):
         _forced = old
 
 
-def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4) -> dict:
+def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4,
+                     estimator: str = "") -> dict:
     """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
     counts is how many loads are in flight across the GPU, not the work per program.
-    ``itemsize``: bytes a per-step input (2 for bf16 and fp16 calls).
+    ``itemsize``: bytes a per-step input (2 for bf16 and fp16 calls). ``estimator``: the
+    kernel's name (``tuning.KERNEL_NAMES``), for the one rule that holds for GAE alone; ""
+    gives every estimator's config.
 
     Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now sweeps per
     bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
@@ -173,10 +176,16 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # V-trace / eligibility traces): 1200x6000 24.2 / 39.2 / 48.7 / 23.9 us against 35.8
             # / 48.0 / 64.1 / 24.5, 2500x5000 36.5 / 65.0 / 76.0 / 35.6 against 53.7 / 73.1 /
             # 104.3 / 39.5, 1100x20000 60.6 / 120.3 / 148.6 / 71.9 against 103.1 / 121.1 /
-            # 195.7 / 72.1. In fp32 it won GAE (x0.79-0.86) but not the forward scans (traces
-            # x1.00-1.19) nor discounted returns (x0.95-1.05): fp32 keeps 1x512/w4.
+            # 195.7 / 72.1.
             return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
                     "SPLIT": 4, "TWO_LEVEL": True, "GROUP": 8}
+        if estimator == "gae":
+            # fp32 GAE: the same split, two-level without groups (same file): 1200x6000 53.8
+            # us against 1x512/w4's 66.2 (grouped 57.5), 2500x5000 89.7 vs 103.7 (90.5),
+            # 1100x20000 165.3 vs 209.7 (184.3). Not for the others: V-trace x0.95-1.00,
+            # eligibility traces x0.997-1.19, discounted returns x0.95-1.05
+            return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
+                    "SPLIT": 4, "TWO_LEVEL": True}
         return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
     # Few rows, long horizons: split every row into spans across programs once row blocks
     # alone cannot fill the GPU (chunked: 8x65536 10.1 us, 1x1048576 15.8; row blocks of
