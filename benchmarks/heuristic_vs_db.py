@@ -18,6 +18,7 @@ two-level flag at launch, so a ``/2l`` label missing from an entry is read witho
 """
 import argparse
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from rlscan import tuning
 from rlscan.kernels import configs
+from rlscan.tune import grid as tune_grid
 
 _FULL = {"strategy": "row_block", "num_warps": 4, "num_stages": 1}   # the launcher's defaults
 
@@ -37,8 +39,21 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def label_of(heuristic, N, T, time_major) -> str:
-    return configs.label(configs.validate({**_FULL, **heuristic(N, T, time_major)}))
+def label_of(heuristic, kernel, e) -> str:
+    """The label of ``heuristic``'s config for entry ``e`` of ``kernel`` as the tuner timed it:
+    the dtype's item size and the estimator passed where that revision's heuristic takes them,
+    the flags the launcher ignores for ``kernel`` dropped (``sweep.heuristic_for``)."""
+    N, T = e["shape"]
+    params = inspect.signature(heuristic).parameters
+    kw = {k: v for k, v in (("itemsize", tune_grid.itemsize(e["dtype"])), ("estimator", kernel))
+          if k in params}
+    cfg = {**_FULL, **heuristic(N, T, e["layout"] == "time_major", **kw)}
+    if kernel not in configs.BACKWARD:
+        cfg.pop("TWO_LEVEL", None)
+        cfg.pop("GROUP", None)
+    if kernel not in configs.SCALAR_LOADS_ESTIMATORS:
+        cfg.pop("SCALAR_LOADS", None)
+    return configs.label(configs.validate(cfg))
 
 
 def time_of(entry, label):
@@ -59,10 +74,10 @@ def entries(paths):
 def worst_groups(paths, heuristic, top=20) -> str:
     groups, best = defaultdict(list), defaultdict(lambda: defaultdict(list))
     untimed = 0
-    for _, _, e in entries(paths):
+    for _, kernel, e in entries(paths):
         N, T = e["shape"]
         key = (e["layout"], e["dtype"], tuning.bucket(N), tuning.bucket(T))
-        t = time_of(e, label_of(heuristic, N, T, e["layout"] == "time_major"))
+        t = time_of(e, label_of(heuristic, kernel, e))
         if t is None:
             untimed += 1
             continue
@@ -90,10 +105,9 @@ def worst_groups(paths, heuristic, top=20) -> str:
 def compare(paths, old, new) -> str:
     """New ÷ old heuristic time per (DB, shape, layout, dtype) where they differ."""
     ratios, untimed = defaultdict(list), defaultdict(int)
-    for slug, _, e in entries(paths):
+    for slug, kernel, e in entries(paths):
         N, T = e["shape"]
-        tm = e["layout"] == "time_major"
-        a, b = label_of(old, N, T, tm), label_of(new, N, T, tm)
+        a, b = label_of(old, kernel, e), label_of(new, kernel, e)
         if a == b:
             continue
         key = (slug, N, T, e["layout"], e["dtype"])

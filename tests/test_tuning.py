@@ -2098,7 +2098,7 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
 def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp_path):
     """benchmarks/heuristic_vs_db.py: the heuristic's time in an entry is the stored timing of
     its config's label (without ``/2l`` where the entry timed the forward-scan form), never a
-    guess; a comparison lists new ÷ old per shape where the two heuristics differ, and the
+    guess; a heuristic that takes the estimator and item size gets each entry's; a comparison lists new ÷ old per shape where the two heuristics differ, and the
     worst-groups report names the config that would have done best."""
     hv = _benchmark_script("heuristic_vs_db")
     a = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
@@ -2128,6 +2128,13 @@ def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp
     assert "| time_last | float32 | 4096..8191 | 128..255 | 1 | 3.00× |" in worst
     assert f"| time_last | float32 | 64..127 | 512..1023 | 2 | 1.73× | {la} (1.00×, 2) |" in worst
     assert "0 entries did not time" in worst
+
+    def per_estimator(N, T, tm, itemsize=4, estimator=""):
+        return dict(b, TWO_LEVEL=True) if (estimator, itemsize) == ("gae", 4) else a
+    # a heuristic that takes them gets each entry's estimator and item size: only GAE changes
+    text = hv.compare([path], new, per_estimator)
+    assert "| gpu-x | 64x512 | time_last | float32 | 1 | 2.000 | 2.00–2.00 | 0 |" in text
+    assert "| gpu-x | 4096x128 | time_last | float32 | 0 | nan | — | 1 |" in text
 
 
 def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():

@@ -182,8 +182,9 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         if estimator == "gae":
             # fp32 GAE: the same split, two-level without groups (same file): 1200x6000 53.8
             # us against 1x512/w4's 66.2 (grouped 57.5), 2500x5000 89.7 vs 103.7 (90.5),
-            # 1100x20000 165.3 vs 209.7 (184.3). Not for the others: V-trace x0.95-1.00,
-            # eligibility traces x0.997-1.19, discounted returns x0.95-1.05
+            # 1100x20000 165.3 vs 209.7 (184.3). The tuners' timings on the grid: x0.95-1.01
+            # (1024x2048, 1024x8192, 2048x2048; heuristic_vs_db.py). Not for the others:
+            # V-trace x0.95-1.00, eligibility traces x0.997-1.19, discounted returns x0.95-1.05
             return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
                     "SPLIT": 4, "TWO_LEVEL": True}
         return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
