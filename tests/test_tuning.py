@@ -1142,6 +1142,37 @@ def test_untuned_bf16_calls_of_1024_rows_of_2048_steps_split_each_row_over_four_
     assert sweep.heuristic_for(cell._replace(estimator="gae")) == C.validate(split)
 
 
+def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backward_scans(
+        monkeypatch):
+    """fp32 [T, N] buffers of 2048-8191 rows x 2048-4095 steps: GAE, λ-returns, V-trace and
+    Retrace walk their rows in row blocks (8x128/w8 below 4096 rows, 16x64/w8 from there: the
+    tuners' winners at 2048x2048 and 4096x2048), where discounted returns, the forward scans,
+    bf16 and shapes outside those buckets keep the spans of 128x4 tiles."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    spans = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8}
+    walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+    walk16 = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8,
+              "SCALAR_LOADS": True}
+    for est in ("gae", "lambda_returns", "vtrace", "retrace"):
+        for N, T in ((2048, 2048), (3000, 4095), (4095, 2500)):
+            assert heuristic_config(N, T, True, 4, est) == walk8, (est, N, T)
+        for N, T in ((4096, 2048), (8191, 3000)):
+            assert heuristic_config(N, T, True, 4, est) == walk16, (est, N, T)
+        for N, T in ((2047, 2048), (8192, 2048), (4096, 4096)):     # outside the buckets
+            assert heuristic_config(N, T, True, 4, est) == heuristic_config(N, T, True), (
+                est, N, T)
+        assert heuristic_config(4096, 2048, True, 2, est) == spans, est
+        assert heuristic_config(4096, 2048, False, 4, est)["BLOCK_N"] in (1, 4), est  # time-last
+    for est in ("discounted_returns", "eligibility_traces", "episodic_cumsum", "linear_scan",
+                ""):
+        assert heuristic_config(4096, 2048, True, 4, est) == spans, est
+        assert heuristic_config(2048, 2048, True, 4, est) == spans, est
+    cell = grid.Cell("vtrace", 4096, 2048, "float32", "time_major")
+    assert sweep.heuristic_for(cell) == C.validate(       # V-trace ignores SCALAR_LOADS
+        {k: v for k, v in walk16.items() if k != "SCALAR_LOADS"})
+
+
 def test_untuned_fp32_gae_calls_of_1024_rows_of_2048_steps_split_rows_without_groups(
         dirs, cpu_is_h200, monkeypatch):
     """fp32 GAE alone of the estimators takes the split two-level tile where the others keep
