@@ -1144,22 +1144,27 @@ def test_untuned_bf16_calls_of_1024_rows_of_2048_steps_split_each_row_over_four_
 
 def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backward_scans(
         monkeypatch):
-    """fp32 [T, N] buffers of 2048-8191 rows x 2048-4095 steps: GAE, λ-returns, V-trace and
-    Retrace walk their rows in row blocks (8x128/w8 below 4096 rows, 16x64/w8 from there: the
-    tuners' winners at 2048x2048 and 4096x2048), where discounted returns, the forward scans,
-    bf16 and shapes outside those buckets keep the spans of 128x4 tiles."""
+    """fp32 [T, N] buffers of 2048+ rows x 2048-4095 steps: GAE, λ-returns, V-trace and
+    Retrace walk their rows in row blocks (the tuners' winners at 2048x2048 and 4096x2048)
+    while the programs fit in one wave of 132 SMs: 8x128/w8 up to 8 rows a program slot,
+    16x64/w8 up to 16 (3 slots an SM for GAE and λ-returns, 2 for V-trace and Retrace, by
+    their registers). Past that, and for discounted returns, the forward scans, bf16 and other
+    step counts, the spans of 128x4 tiles."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     spans = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
              "CHUNKS_PER_SPAN": 8}
     walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
     walk16 = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8,
               "SCALAR_LOADS": True}
-    for est in ("gae", "lambda_returns", "vtrace", "retrace"):
-        for N, T in ((2048, 2048), (3000, 4095), (4095, 2500)):
-            assert heuristic_config(N, T, True, 4, est) == walk8, (est, N, T)
-        for N, T in ((4096, 2048), (8191, 3000)):
-            assert heuristic_config(N, T, True, 4, est) == walk16, (est, N, T)
-        for N, T in ((2047, 2048), (8192, 2048), (4096, 4096)):     # outside the buckets
+    for est, slots in (("gae", 396), ("lambda_returns", 396), ("vtrace", 264),
+                       ("retrace", 264)):
+        for T in (2048, 3000, 4095):
+            assert heuristic_config(2048, T, True, 4, est) == walk8, (est, T)
+            assert heuristic_config(8 * slots, T, True, 4, est) == walk8, (est, T)
+            assert heuristic_config(8 * slots + 1, T, True, 4, est) == walk16, (est, T)
+            assert heuristic_config(16 * slots, T, True, 4, est) == walk16, (est, T)
+            assert heuristic_config(16 * slots + 1, T, True, 4, est) == spans, (est, T)
+        for N, T in ((2047, 2048), (4096, 4096), (4096, 2047)):     # outside the rule
             assert heuristic_config(N, T, True, 4, est) == heuristic_config(N, T, True), (
                 est, N, T)
         assert heuristic_config(4096, 2048, True, 2, est) == spans, est

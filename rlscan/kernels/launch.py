@@ -65,18 +65,24 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # discounted returns / GAE fp32 35.6 / 43.3 us vs 38.3 / 43.7, bf16 34.4 / 41.5 vs
         # 40.2 / 46.5; 15000x150 bf16 21.8 / 26.4 vs 24.5 / 27.5
         cfg["SCALAR_LOADS"] = True
-    if (time_major and not interpreted and itemsize >= 4 and estimator in _WALKS_WIN_LONG_ROWS
-            and 2048 <= N < 8192 and 2048 <= T < 4096):
+    walk_slots = _SMS * _WALK_PROGRAMS_PER_SM.get(estimator, 0)
+    if (time_major and not interpreted and itemsize >= 4 and 2048 <= N <= 16 * walk_slots
+            and 2048 <= T < 4096):
         # fp32 GAE, λ-returns, V-trace, Retrace: row blocks walking the rows, not the spans
         # below (chunked 128x4/w1, 8 chunks a span), which read the inputs twice: the tuners'
         # timings (H200 / H100; benchmarks/heuristic_vs_db.py), 4096x2048 16x64/w8 GAE 70.5 /
         # 73.0 us against 84.2 / 107.4, λ-returns 63.3 / 63.9 vs 69.8 / 93.2, V-trace 85.8 /
         # 87.4 vs 102.5 / 130.7, Retrace 77.2 / 78.8 vs 104.2 / 137.3; at 2048x2048 (H100)
         # 8x128/w8, twice the programs, 45.5 / 39.4 / 54.1 / 50.3 vs 54.4 / 48.6 / 68.6 /
-        # 72.5 (16x64/w8 50.7 / 45.3 / 60.3 / 57.1). Discounted returns and the forward scans
-        # keep the spans (16x64/w8 x1.04-2.98 their time there); so does bf16 (V-trace 98.6
-        # vs 78.9 us, Retrace 83.4 vs 67.0 at 4096x2048 on the H200)
-        if N < 4096:
+        # 72.5 (16x64/w8 50.7 / 45.3 / 60.3 / 57.1). A walk's time is its wave's: the
+        # smaller tile while its programs fit in one wave (8x128 lost at 4096 rows, 1.3-1.9
+        # waves), then 16x64 while they do; past that a second, partial wave would double the
+        # time, and the spans run. Discounted returns and the forward scans keep the spans:
+        # at 4096x2048 16x64/w8 took x1.04-1.07 their time on the H200 (discounted returns
+        # 164.5 us against 55.2) though x0.81-0.82 on the H100, and x1.18-1.24 at 2048x2048
+        # (H100); so does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4 vs 67.0 at 4096x2048,
+        # H200).
+        if N <= 8 * walk_slots:
             return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
     if time_major and not interpreted and N >= 128 and (N >= 32768 or T >= 2048):
@@ -258,9 +264,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
-# the backward estimators whose fp32 time-major rows of 2048+ rows x 2048-4095 steps walk in row
-# blocks (heuristic_config): the ones whose steps load the most inputs
-_WALKS_WIN_LONG_ROWS = ("gae", "lambda_returns", "vtrace", "retrace")
+_SMS = 132   # the H200's and the H100 SXM's
+# Programs of a time-major 8x128/w8 or 16x64/w8 row block resident on an SM, from their
+# registers (ptxas of triton 3.6, sm_90, fp32): GAE 78-80 and λ-returns 75-76 (24 warps: 3 a
+# SM), V-trace 124 and Retrace 80-88 (16 warps: 2; Retrace's 8x128 spills at 80). The estimators
+# whose fp32 rows of 2048+ rows x 2048-4095 steps walk in row blocks (heuristic_config).
+_WALK_PROGRAMS_PER_SM = {"gae": 3, "lambda_returns": 3, "vtrace": 2, "retrace": 2}
 _MAX_SPANS = 65535   # CUDA's limit on a grid's y dimension (the spans of a row)
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # A chunked fix-up program folds the K earlier span summaries itself (one scan over a
