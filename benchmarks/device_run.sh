@@ -98,6 +98,12 @@
 #                                              # the tree's DB (fifty-first session; not yet run)
 #   bash benchmarks/device_run.sh unaligned-tm # rlscan-bench --shapes unaligned, time-major, fp32
 #                                              # and bf16, no baselines (~2.5 min; not yet run)
+#   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
+#                                              # of long rows (heuristic) against the spans and
+#                                              # 16x64/w8; 8x128/w8 against the heuristic at
+#                                              # 1024-4095 rows below 1024 steps; GAE's split
+#                                              # time-last rows against 1x512/w4 (<= 9 min; not
+#                                              # yet run)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S / SHARD_S cap
 # phases.
 R=$PWD
@@ -567,6 +573,31 @@ sl-retune)
     > $OUT/tune_sl.log 2>&1
   grep -v "Warn\|_warn" $OUT/tune_sl.log | tail -45
   cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
+walks-ab)
+  # forced, outputs checked against the shipped config (compare_configs.py): the heuristic's
+  # row blocks at 2048-6336 rows x 2048-4095 steps (and where they stop: 5000 rows for
+  # V-trace) against the spans they replace; then 8x128/w8 where 16x64/w8 makes under a wave
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in gae lambda_returns vtrace retrace discounted_returns; do
+    timeout 45 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator $e --shapes 4096x2048,5000x3000,3000x2500,2100x3500,8192x2048 \
+      --configs heuristic,chunked:128x4:w1:c8,row_block:16x64:w8,row_block:8x128:w8 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/walks_ab.txt
+  done
+  for dt in float32 bfloat16; do
+    for e in discounted_returns gae vtrace eligibility_traces; do
+      timeout 25 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+        --dtype $dt --estimator $e --shapes 1504x608,2048x512,3000x400,1100x300,2500x900 \
+        --configs heuristic,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
+        | tee -a $OUT/walk8_ab.txt
+    done
+  done
+  for e in gae lambda_returns; do
+    timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e \
+      --shapes 1200x6000,2500x5000,1100x20000,3000x2500 \
+      --configs heuristic,row_block:1x512:w4,row_block:4x256:w4:2l:sp4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/wide_rows_ab.txt
+  done ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
