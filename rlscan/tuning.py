@@ -16,8 +16,8 @@ one :class:`RLScanTuningWarning` and is skipped; entries made for another kernel
 Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Rows N and steps
 T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
 bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
-``rlscan.kernels.launch.heuristic_config`` for the exact shape and layout, and warns once per
-(estimator, GPU); there is no "nearest tuned bucket" guess, because a config tuned for another
+``rlscan.kernels.launch.heuristic_config`` for the exact shape, layout, item size and
+estimator, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess, because a config tuned for another
 shape can be much slower than the heuristic (leave-one-out over the grid, the nearest bucket's
 winner beat the heuristic in about half the buckets, with outliers of 5.5x and 173x its own
 winner's time: benchmarks/NOTES.md, forty-sixth session).
@@ -489,7 +489,8 @@ def select_config(pb: P.Problem) -> dict:
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
               estimator: str = "") -> dict:
-    """``launch.heuristic_config``, memoised per exact shape: it costs ~7 us a call against
+    """``launch.heuristic_config``, memoised per exact call (shape, layout, item size,
+    estimator: a kernel name of ``KERNEL_NAMES``): it costs ~7 us a call against
     0.4 us for a DB hit, and an untuned shape should not pay that on every call."""
     global _heuristic_cached
     if _heuristic_cached is None:
