@@ -17,10 +17,10 @@ Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Ro
 T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
 bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
 ``rlscan.kernels.launch.heuristic_config`` for the exact shape, layout, item size and
-estimator, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess, because a config tuned for another
-shape can be much slower than the heuristic (leave-one-out over the grid, the nearest bucket's
-winner beat the heuristic in about half the buckets, with outliers of 5.5x and 173x its own
-winner's time: benchmarks/NOTES.md, forty-sixth session).
+estimator, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess,
+because a config tuned for another shape can be much slower than the heuristic (leave-one-out
+over the grid, the nearest bucket's winner beat the heuristic in about half the buckets, with
+outliers of 5.5x and 173x its own winner's time: benchmarks/NOTES.md, forty-sixth session).
 Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
 
 A GPU with no DB file of its own runs the entries of a DB made on a GPU of the same compute
