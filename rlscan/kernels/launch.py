@@ -38,8 +38,9 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
     """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
     counts is how many loads are in flight across the GPU, not the work per program.
     ``itemsize``: bytes a per-step input (2 for bf16 and fp16 calls). ``estimator``: the
-    kernel's name (``tuning.KERNEL_NAMES``), for the one rule that holds for GAE alone; ""
-    gives every estimator's config.
+    kernel's name (``tuning.KERNEL_NAMES``), for the rules that hold for some estimators only
+    (fp32 GAE's split time-last rows, the fp32 time-major walks of long rows); "" gives what
+    every estimator gets.
 
     Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now sweeps per
     bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
@@ -78,10 +79,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # smaller tile while its programs fit in one wave (8x128 lost at 4096 rows, 1.3-1.9
         # waves), then 16x64 while they do; past that a second, partial wave would double the
         # time, and the spans run. Discounted returns and the forward scans keep the spans:
-        # at 4096x2048 16x64/w8 took x1.04-1.07 their time on the H200 (discounted returns
-        # 164.5 us against 55.2) though x0.81-0.82 on the H100, and x1.18-1.24 at 2048x2048
-        # (H100); so does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4 vs 67.0 at 4096x2048,
-        # H200).
+        # at 4096x2048 16x64/w8 took the forward scans x1.04-1.07 their time on the H200
+        # (x0.81-0.82 on the H100; x1.18-1.24 at 2048x2048) and discounted returns x2.98
+        # (164.5 us against 55.2, H200). So does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4
+        # vs 67.0 at 4096x2048, H200).
         if N <= 8 * walk_slots:
             return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
@@ -266,9 +267,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 _SMS = 132   # the H200's and the H100 SXM's
 # Programs of a time-major 8x128/w8 or 16x64/w8 row block resident on an SM, from their
-# registers (ptxas of triton 3.6, sm_90, fp32): GAE 78-80 and λ-returns 75-76 (24 warps: 3 a
-# SM), V-trace 124 and Retrace 80-88 (16 warps: 2; Retrace's 8x128 spills at 80). The estimators
-# whose fp32 rows of 2048+ rows x 2048-4095 steps walk in row blocks (heuristic_config).
+# registers (ptxas of triton 3.6, sm_90, fp32, kernel_resources.py): GAE 78-80 and λ-returns
+# 75-76 (24 warps: 3 a SM), V-trace 124 and Retrace's 16x64 88 (16 warps: 2; its 8x128 holds 80
+# and spills). The estimators whose fp32 rows of 2048+ rows x 2048-4095 steps walk in row
+# blocks (heuristic_config).
 _WALK_PROGRAMS_PER_SM = {"gae": 3, "lambda_returns": 3, "vtrace": 2, "retrace": 2}
 _MAX_SPANS = 65535   # CUDA's limit on a grid's y dimension (the spans of a row)
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
