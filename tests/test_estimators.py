@@ -1252,8 +1252,8 @@ def test_untuned_fp32_time_last_calls_of_1024_long_rows_match_reference(
     """The heuristic's configs for untuned fp32 time-last calls of 1024+ rows from 2048 steps:
     GAE's rows each on 4 warps, two-level (launch.heuristic_config's GAE-only rule), the other
     estimators' 1x512/w4 row blocks: in the interpreter the split tile forced on 3 rows x 600
-    steps (a ragged row tile, a ragged last chunk; every estimator); on the GPU the heuristic itself, with no
-    DB entry, at 1030x2100."""
+    steps (a ragged row tile, a ragged last chunk; every estimator); on the GPU the heuristic
+    itself, with no DB entry, at 1030x2100."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(1030, 2100)], cpu_shape=(3, 600),
         forced=[_ROWS_ON_4_WARPS], seed=53,
