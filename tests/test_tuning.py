@@ -2134,8 +2134,9 @@ def test_tune_report_summarises_gains_floors_and_failed_candidates():
 def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp_path):
     """benchmarks/heuristic_vs_db.py: the heuristic's time in an entry is the stored timing of
     its config's label (without ``/2l`` where the entry timed the forward-scan form), never a
-    guess; a heuristic that takes the estimator and item size gets each entry's; a comparison lists new ÷ old per shape where the two heuristics differ, and the
-    worst-groups report names the config that would have done best."""
+    guess; a heuristic that takes the estimator and item size gets each entry's; a comparison
+    lists new ÷ old per shape where the two heuristics differ, and the worst-groups report
+    names the config that would have done best."""
     hv = _benchmark_script("heuristic_vs_db")
     a = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
     b = {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2}
