@@ -42,18 +42,13 @@ def geomean(xs):
 def label_of(heuristic, kernel, e) -> str:
     """The label of ``heuristic``'s config for entry ``e`` of ``kernel`` as the tuner timed it:
     the dtype's item size and the estimator passed where that revision's heuristic takes them,
-    the flags the launcher ignores for ``kernel`` dropped (``sweep.heuristic_for``)."""
+    the flags the launcher ignores for ``kernel`` dropped (``configs.honoured``)."""
     N, T = e["shape"]
     params = inspect.signature(heuristic).parameters
     kw = {k: v for k, v in (("itemsize", tune_grid.itemsize(e["dtype"])), ("estimator", kernel))
           if k in params}
     cfg = {**_FULL, **heuristic(N, T, e["layout"] == "time_major", **kw)}
-    if kernel not in configs.BACKWARD:
-        cfg.pop("TWO_LEVEL", None)
-        cfg.pop("GROUP", None)
-    if kernel not in configs.SCALAR_LOADS_ESTIMATORS:
-        cfg.pop("SCALAR_LOADS", None)
-    return configs.label(configs.validate(cfg))
+    return configs.label(configs.validate(configs.honoured(cfg, kernel)))
 
 
 def time_of(entry, label):

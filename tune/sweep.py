@@ -102,18 +102,12 @@ def _error_text(e: BaseException) -> str:
 
 
 def heuristic_for(cell: grid.Cell) -> dict:
-    """The config a call of ``cell``'s shape gets without a DB entry, spelled out (without the
-    flags the launcher ignores for the estimator: two-level and its group for forward scans,
-    ``SCALAR_LOADS`` outside ``SCALAR_LOADS_ESTIMATORS``), so that it and the candidate it
-    equals are timed once."""
+    """The config a call of ``cell``'s shape gets without a DB entry, spelled out without the
+    flags the launcher ignores for the estimator (``configs.honoured``), so that it and the
+    candidate it equals are timed once."""
     h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major",
                                               grid.itemsize(cell.dtype), cell.estimator)}
-    if cell.estimator not in C.BACKWARD:
-        h.pop("TWO_LEVEL", None)
-        h.pop("GROUP", None)
-    if cell.estimator not in C.SCALAR_LOADS_ESTIMATORS:
-        h.pop("SCALAR_LOADS", None)
-    return C.validate(h)
+    return C.validate(C.honoured(h, cell.estimator))
 
 
 def with_heuristic(cands: List[dict], cell: grid.Cell) -> List[dict]:

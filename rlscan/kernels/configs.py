@@ -224,6 +224,19 @@ SCALAR_LOADS_ESTIMATORS = ("discounted_returns", "gae", "lambda_returns")
 # (BLOCK_N, BLOCK_T, num_warps): the tile whose vectors spread a chunk over lanes and warps,
 # measured with scalar loads by the tuner, given them by the heuristic, never told ALIGN_N
 SCALAR_LOADS_TILE = (16, 64, 8)
+
+
+def honoured(config: dict, estimator: str) -> dict:
+    """``config`` without the flags the launcher ignores for ``estimator`` (two-level and its
+    group for the forward scans, ``SCALAR_LOADS`` outside ``SCALAR_LOADS_ESTIMATORS``): the
+    form the tuner times and stores, so that a config and its twin are one label."""
+    drop = set()
+    if estimator not in BACKWARD:
+        drop |= {"TWO_LEVEL", "GROUP"}
+    if estimator not in SCALAR_LOADS_ESTIMATORS:
+        drop.add("SCALAR_LOADS")
+    return {k: v for k, v in config.items() if k not in drop}
+
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,
