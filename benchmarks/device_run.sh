@@ -577,14 +577,16 @@ walks-ab)
   # forced, outputs checked against the shipped config (compare_configs.py): the heuristic's
   # row blocks at 2048-6336 rows x 2048-4095 steps (and where they stop: 5000 rows for
   # V-trace) against the spans they replace; then 8x128/w8 where 16x64/w8 makes under a wave
+  # WALKS_PARTS picks the three parts (default 123): a call can pair part 1 with gpu-tests
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  for e in gae lambda_returns vtrace retrace discounted_returns; do
+  P=${WALKS_PARTS:-123}
+  [[ $P == *1* ]] && for e in gae lambda_returns vtrace retrace discounted_returns; do
     timeout 45 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
       --estimator $e --shapes 4096x2048,5000x3000,3000x2500,2100x3500,8192x2048 \
       --configs heuristic,chunked:128x4:w1:c8,row_block:16x64:w8,row_block:8x128:w8 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/walks_ab.txt
   done
-  for dt in float32 bfloat16; do
+  [[ $P == *2* ]] && for dt in float32 bfloat16; do
     for e in discounted_returns gae vtrace eligibility_traces; do
       timeout 25 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
         --dtype $dt --estimator $e --shapes 1504x608,2048x512,3000x400,1100x300,2500x900 \
@@ -592,7 +594,7 @@ walks-ab)
         | tee -a $OUT/walk8_ab.txt
     done
   done
-  for e in gae lambda_returns; do
+  [[ $P == *3* ]] && for e in gae lambda_returns; do
     timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e \
       --shapes 1200x6000,2500x5000,1100x20000,3000x2500 \
       --configs heuristic,row_block:1x512:w4,row_block:4x256:w4:2l:sp4 2>&1 \
