@@ -323,7 +323,8 @@ def main(argv=None) -> int:
                 cfg = tuned_config(est, calls[0], args.layout)
             if cfg is None:     # a [T, 1] buffer is time-last in memory: so is its call
                 cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1,
-                                       grid.itemsize(args.dtype), est)
+                                       grid.itemsize(args.dtype), est,
+                                       tuning.sm_count(torch.device("cuda")))
             variants = [(pdl, "persistent", shipped["first"], "shipped")
                         for pdl in ((True, False) if args.pdl_ab else (shipped["pdl"],))]
             if args.pdl_first_ab:

@@ -39,14 +39,15 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def label_of(heuristic, kernel, e) -> str:
+def label_of(heuristic, kernel, e, sms=None) -> str:
     """The label of ``heuristic``'s config for entry ``e`` of ``kernel`` as the tuner timed it:
-    the dtype's item size and the estimator passed where that revision's heuristic takes them,
-    the flags the launcher ignores for ``kernel`` dropped (``configs.honoured``)."""
+    the dtype's item size, the estimator and the DB's GPU's SM count ``sms`` passed where that
+    revision's heuristic takes them, the flags the launcher ignores for ``kernel`` dropped
+    (``configs.honoured``)."""
     N, T = e["shape"]
     params = inspect.signature(heuristic).parameters
-    kw = {k: v for k, v in (("itemsize", tune_grid.itemsize(e["dtype"])), ("estimator", kernel))
-          if k in params}
+    kw = {k: v for k, v in (("itemsize", tune_grid.itemsize(e["dtype"])), ("estimator", kernel),
+                            ("sms", sms)) if k in params}
     cfg = {**_FULL, **heuristic(N, T, e["layout"] == "time_major", **kw)}
     return configs.label(configs.validate(configs.honoured(cfg, kernel)))
 
@@ -60,19 +61,20 @@ def entries(paths):
     for path in paths:
         with open(path) as f:
             db = json.load(f)
+        sms = (db.get("device") or {}).get("sm_count")
         for kernel, section in sorted(db["kernels"].items()):
             for e in section["entries"]:
                 if e.get("timings") and len(e.get("shape") or ()) == 2:
-                    yield Path(path).stem, kernel, e
+                    yield Path(path).stem, kernel, e, sms
 
 
 def worst_groups(paths, heuristic, top=20) -> str:
     groups, best = defaultdict(list), defaultdict(lambda: defaultdict(list))
     untimed = 0
-    for _, kernel, e in entries(paths):
+    for _, kernel, e, sms in entries(paths):
         N, T = e["shape"]
         key = (e["layout"], e["dtype"], tuning.bucket(N), tuning.bucket(T))
-        t = time_of(e, label_of(heuristic, kernel, e))
+        t = time_of(e, label_of(heuristic, kernel, e, sms))
         if t is None:
             untimed += 1
             continue
@@ -100,9 +102,9 @@ def worst_groups(paths, heuristic, top=20) -> str:
 def compare(paths, old, new) -> str:
     """New ÷ old heuristic time per (DB, shape, layout, dtype) where they differ."""
     ratios, untimed = defaultdict(list), defaultdict(int)
-    for slug, kernel, e in entries(paths):
+    for slug, kernel, e, sms in entries(paths):
         N, T = e["shape"]
-        a, b = label_of(old, kernel, e), label_of(new, kernel, e)
+        a, b = label_of(old, kernel, e, sms), label_of(new, kernel, e, sms)
         if a == b:
             continue
         key = (slug, N, T, e["layout"], e["dtype"])

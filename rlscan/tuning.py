@@ -479,7 +479,8 @@ def select_config(pb: P.Problem) -> dict:
     except KeyError:
         hit = _cache[key] = _resolve(pb, key)
     if hit is None:
-        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est])
+        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
+                         sm_count(p0.device))
     if hit[1]:
         walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
         if walk is not None:
@@ -488,18 +489,40 @@ def select_config(pb: P.Problem) -> dict:
 
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
-              estimator: str = "") -> dict:
+              estimator: str = "", sms: Optional[int] = None) -> dict:
     """``launch.heuristic_config``, memoised per exact call (shape, layout, item size,
-    estimator: a kernel name of ``KERNEL_NAMES``): it costs ~7 us a call against
-    0.4 us for a DB hit, and an untuned shape should not pay that on every call."""
+    estimator: a kernel name of ``KERNEL_NAMES``, the GPU's SM count ``sms``, None for the
+    H200's): it costs ~7 us a call against 0.4 us for a DB hit, and an untuned shape should
+    not pay that on every call."""
     global _heuristic_cached
     if _heuristic_cached is None:
         from .kernels.launch import heuristic_config
         _heuristic_cached = functools.lru_cache(maxsize=4096)(heuristic_config)
-    return _heuristic_cached(N, T, time_major, itemsize, estimator)
+    return _heuristic_cached(N, T, time_major, itemsize, estimator, sms)
 
 
 _heuristic_cached = None
+
+
+def sm_count(device) -> Optional[int]:
+    """The SM count of a CUDA ``device`` (a ``torch.device``; an index-less one is the current
+    GPU), None for any other (the interpreter's CPU tensors), for the heuristic's rules that
+    size a launch to one wave. Memoised per device: a call that misses the DB pays one dict
+    lookup for it."""
+    try:
+        return _sm_counts[device]
+    except KeyError:
+        pass
+    import torch
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    if device.index is None:
+        return sm_count(torch.device("cuda", torch.cuda.current_device()))
+    n = _sm_counts[device] = _device_arch(device)[1]
+    return n
+
+
+_sm_counts: Dict = {}
 
 
 def _resolve(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
@@ -572,9 +595,11 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
                                             lay.T)
         return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
-    # spelled out like a DB config (the launcher's defaults filled in)
+    # spelled out like a DB config (the launcher's defaults filled in); a named GPU's SM count
+    # from its DB's device record (None without one: the H200's)
+    sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
-            **heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator)}
+            **heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}
     return choice(full, "heuristic")
 
 

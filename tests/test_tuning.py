@@ -1178,6 +1178,42 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
         {k: v for k, v in walk16.items() if k != "SCALAR_LOADS"})
 
 
+def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
+    """The rows-of-2048-steps walks size their tiles to one wave of the GPU in hand: on a
+    108-SM GPU (an A100) GAE's 8x128 tiles stop at 8 x 324 slots = 2592 rows and its 16x64
+    tiles at 5184, where a 132-SM H200 takes them up to 3168 and 6336. ``select_config`` passes
+    the call's device's count, ``which_config`` a named GPU's from its DB's device record,
+    the tuner's ``heuristic_for`` the current GPU's; without one (CPU, meta tensors), 132."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    walk8, walk16 = (heuristic_config(N, 2048, True, 4, "gae") for N in (3000, 6000))
+    spans = heuristic_config(7000, 2048, True, 4, "gae")
+    assert (walk8["BLOCK_N"], walk16["BLOCK_N"], spans["strategy"]) == (8, 16, "chunked")
+    assert heuristic_config(2592, 2048, True, 4, "gae", sms=108) == walk8
+    assert heuristic_config(3000, 2048, True, 4, "gae", sms=108) == walk16
+    assert heuristic_config(5184, 2048, True, 4, "gae", sms=108) == walk16
+    assert heuristic_config(6000, 2048, True, 4, "gae", sms=108) == spans
+    assert heuristic_config(7000, 2048, True, 4, "gae", sms=148) == walk16   # a B200
+    assert heuristic_config(3000, 2048, True, 4, "gae", sms=132) == walk8
+    assert tuning.sm_count(torch.device("cpu")) is None
+    assert tuning.sm_count(torch.device("meta")) is None
+    shipped, _, reload = dirs
+    reload()                                    # no DB: every bucket takes the heuristic
+    assert tuning.select_config(_problem(3000, 2048, time_major=True)) == walk8
+    monkeypatch.setattr(tuning, "sm_count", lambda device: 108)
+    assert tuning.select_config(_problem(3000, 2048, time_major=True)) == walk16
+    cell = grid.Cell("gae", 6000, 2048, "float32", "time_major")
+    monkeypatch.setattr(sweep, "sm_count", lambda device: 108)
+    assert sweep.heuristic_for(cell) == C.validate(spans)
+    write(shipped / "nvidia-a100-sxm4-80gb.json",
+          doc({}, name="NVIDIA A100-SXM4-80GB") | {"device": {
+              "name": "NVIDIA A100-SXM4-80GB", "capability": [8, 0], "sm_count": 108}})
+    reload()
+    x = torch.zeros(2048, 3000, device="meta").t()
+    assert rlscan.which_config("gae", x, gpu="NVIDIA A100-SXM4-80GB").config == \
+        dict(walk16, num_stages=1)
+    assert rlscan.which_config("gae", x, gpu=GPU).config == dict(walk8, num_stages=1)
+
+
 def test_untuned_fp32_gae_calls_of_1024_rows_of_2048_steps_split_rows_without_groups(
         dirs, cpu_is_h200, monkeypatch):
     """fp32 GAE alone of the estimators takes the split two-level tile where the others keep

@@ -14,7 +14,7 @@ import torch
 
 from rlscan.kernels import configs as C
 from rlscan.kernels.launch import force_config
-from rlscan.tuning import heuristic
+from rlscan.tuning import heuristic, sm_count
 
 from . import grid, prune
 from .timing import n_input_sets
@@ -104,9 +104,10 @@ def _error_text(e: BaseException) -> str:
 def heuristic_for(cell: grid.Cell) -> dict:
     """The config a call of ``cell``'s shape gets without a DB entry, spelled out without the
     flags the launcher ignores for the estimator (``configs.honoured``), so that it and the
-    candidate it equals are timed once."""
+    candidate it equals are timed once. The tuner's GPU (the current one) gives the SM count."""
     h = {"strategy": "row_block", **heuristic(cell.N, cell.T, cell.layout == "time_major",
-                                              grid.itemsize(cell.dtype), cell.estimator)}
+                                              grid.itemsize(cell.dtype), cell.estimator,
+                                              sm_count(torch.device("cuda")))}
     return C.validate(C.honoured(h, cell.estimator))
 
 

@@ -33,14 +33,18 @@ def force_config(**config):
         _forced = old
 
 
+_SMS = 132   # the H200's and the H100 SXM's: the GPUs the rules below were measured on
+
+
 def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4,
-                     estimator: str = "") -> dict:
+                     estimator: str = "", sms: Optional[int] = None) -> dict:
     """Small tiles, few warps, many programs: the row-block kernel is latency-bound, so what
     counts is how many loads are in flight across the GPU, not the work per program.
     ``itemsize``: bytes a per-step input (2 for bf16 and fp16 calls). ``estimator``: the
     kernel's name (``tuning.KERNEL_NAMES``), for the rules that hold for some estimators only
     (fp32 GAE's split time-last rows, the fp32 time-major walks of long rows); "" gives what
-    every estimator gets.
+    every estimator gets. ``sms``: the GPU's SM count (None: 132, the H200's), for the rules
+    that size a launch to one wave of programs.
 
     Chosen by a config sweep on the H200 (GAE fp32, 2026-11-30; rlscan-tune now sweeps per
     bucket): BLOCK_T=128 with 2 warps won at 4096x128 (BLOCK_N=2: 5.6 us; the first heuristic,
@@ -66,7 +70,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # discounted returns / GAE fp32 35.6 / 43.3 us vs 38.3 / 43.7, bf16 34.4 / 41.5 vs
         # 40.2 / 46.5; 15000x150 bf16 21.8 / 26.4 vs 24.5 / 27.5
         cfg["SCALAR_LOADS"] = True
-    walk_slots = _SMS * _WALK_PROGRAMS_PER_SM.get(estimator, 0)
+    walk_slots = (sms or _SMS) * _WALK_PROGRAMS_PER_SM.get(estimator, 0)
     if (time_major and not interpreted and itemsize >= 4 and 2048 <= N <= 16 * walk_slots
             and 2048 <= T < 4096):
         # fp32 GAE, λ-returns, V-trace, Retrace: row blocks walking the rows, not the spans
@@ -265,7 +269,6 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
-_SMS = 132   # the H200's and the H100 SXM's
 # Programs of a time-major 8x128/w8 or 16x64/w8 row block resident on an SM, from their
 # registers (ptxas of triton 3.6, sm_90, fp32, kernel_resources.py): GAE 78-80 and λ-returns
 # 75-76 (24 warps: 3 a SM), V-trace 124 and Retrace's 16x64 88 (16 warps: 2; its 8x128 holds 80
