@@ -100,8 +100,8 @@
 #                                              # and bf16, no baselines (~2.5 min; not yet run)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
 #                                              # of long rows (heuristic) against the spans and
-#                                              # 16x64/w8; 8x128/w8 against the heuristic at
-#                                              # 1024-4095 rows below 1024 steps; GAE's split
+#                                              # 16x64/w8; 8x128/w8 against 16x64/w8 at
+#                                              # 1504-3000 rows below 1024 steps; GAE's split
 #                                              # time-last rows against 1x512/w4 (<= 9 min; not
 #                                              # yet run)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S / SHARD_S cap
@@ -586,11 +586,13 @@ walks-ab)
       --configs heuristic,chunked:128x4:w1:c8,row_block:16x64:w8,row_block:8x128:w8 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/walks_ab.txt
   done
+  # part 2: the fifty-third session's 8x128/w8 rule (2048-4095 rows x 512-1023 steps while
+  # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles
   [[ $P == *2* ]] && for dt in float32 bfloat16; do
     for e in discounted_returns gae vtrace eligibility_traces; do
-      timeout 25 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
-        --dtype $dt --estimator $e --shapes 1504x608,2048x512,3000x400,1100x300,2500x900 \
-        --configs heuristic,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
+      timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+        --dtype $dt --estimator $e --shapes 2048x512,3000x700,2500x900,1504x608,3000x400 \
+        --configs heuristic,row_block:16x64:w8:sl,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
         | tee -a $OUT/walk8_ab.txt
     done
   done

@@ -1298,6 +1298,18 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_in_row_blocks_and_match
             strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8, SCALAR_LOADS=True))
 
 
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_time_major_2048_rows_of_512_steps_walk_8_rows_a_program_and_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's 8x128/w8 row blocks for untuned [T, N] buffers of 2048-4095 rows x
+    512-1023 steps (while their programs fit in one wave): in the interpreter forced on 37 rows
+    x 300 steps; on the GPU the heuristic itself, with no DB entry, at 2100x600 (within one
+    wave for every estimator, V-trace's 2112 rows the fewest)."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(2100, 600)], cpu_shape=(37, 300),
+        forced=[_WALK_8], seed=61, time_major=True, expected=lambda N, T: _WALK_8)
+
+
 _ROW_PAIRS = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=64, num_warps=2, CHUNKS_PER_SPAN=4)
 
 

@@ -1178,6 +1178,37 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
         {k: v for k, v in walk16.items() if k != "SCALAR_LOADS"})
 
 
+def test_untuned_time_major_calls_of_2048_rows_of_512_steps_take_twice_the_programs(
+        monkeypatch):
+    """[T, N] buffers of 2048-4095 rows x 512-1023 steps, fp32 and bf16: 8x128/w8 row blocks,
+    twice the programs of the 16x64/w8 tiles (which make one an SM or fewer there), while they
+    fit in one wave of 132 SMs: up to 8 rows a program slot, 3 slots an SM by their registers
+    (V-trace 2, the forward scans 4). Outside, and for a call that names no estimator, the
+    16x64/w8 tiles as before."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+    slots = {"discounted_returns": 396, "gae": 396, "lambda_returns": 396, "vtrace": 264,
+             "retrace": 396, "eligibility_traces": 528, "episodic_cumsum": 528,
+             "linear_scan": 528}
+    assert set(slots) == set(tuning.KERNEL_NAMES.values())
+    for est, n in slots.items():
+        for itemsize in (4, 2):
+            for T in (512, 700, 1023):
+                assert heuristic_config(2048, T, True, itemsize, est) == walk8, (est, T)
+                last = min(8 * n, 4095)
+                assert heuristic_config(last, T, True, itemsize, est) == walk8, (est, T)
+            if 8 * n < 4095:
+                assert heuristic_config(8 * n + 1, 512, True, itemsize, est) == \
+                    heuristic_config(8 * n + 1, 512, True, itemsize), est
+            for N, T in ((2047, 512), (2048, 511), (4096, 512), (2048, 1024)):
+                assert heuristic_config(N, T, True, itemsize, est) == \
+                    heuristic_config(N, T, True, itemsize), (est, N, T)
+        assert heuristic_config(2048, 512, False, 4, est) != walk8, est     # time-last
+    assert heuristic_config(2048, 512, True)["BLOCK_N"] == 16
+    assert heuristic_config(3000, 512, True, 4, "gae", sms=108) == \
+        heuristic_config(3000, 512, True)                                   # 8 x 324 = 2592
+
+
 def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
     """The rows-of-2048-steps walks size their tiles to one wave of the GPU in hand: on a
     108-SM GPU (an A100) GAE's 8x128 tiles stop at 8 x 324 slots = 2592 rows and its 16x64

@@ -156,6 +156,16 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         if T >= 1024 and N < 4096:
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+        if (2048 <= N < 4096 and T >= 512
+                and N <= 8 * (sms or _SMS) * _ROW_BLOCK_8X128_PROGRAMS_PER_SM.get(estimator, 0)):
+            # 16x64 tiles make one program an SM or fewer: 8x128/w8, twice the programs, while
+            # they fit in one wave. The H100 tuner's timings at 2048x512, 16 of 16 entries won
+            # by 8x128/w8: fp32 x0.84-0.91 the 16x64/w8 time (GAE 13.1 vs 14.5 us, V-trace
+            # 15.6 vs 17.2, discounted returns 10.7 vs 12.8, eligibility traces 10.2 vs 12.2),
+            # bf16 x0.70-0.76 (GAE 13.7 vs 18.0, traces 10.9 vs 15.7). At 4096x512, 1.3-1.9
+            # waves for the backward scans, it lost (H200: GAE 23.0 vs 19.5, V-trace 29.0 vs
+            # 23.5) and the forward scans split (fp32 x1.03-1.06, bf16 x0.87).
+            return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return cfg
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
@@ -275,6 +285,11 @@ _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
 # and spills). The estimators whose fp32 rows of 2048+ rows x 2048-4095 steps walk in row
 # blocks (heuristic_config).
 _WALK_PROGRAMS_PER_SM = {"gae": 3, "lambda_returns": 3, "vtrace": 2, "retrace": 2}
+# The same for the 8x128/w8 tile of every estimator, fp32 and bf16 alike (same ptxas, 2048x512):
+# 74-80 registers (3 a SM) but V-trace's 124 (2) and the forward scans' 55-58 (4)
+_ROW_BLOCK_8X128_PROGRAMS_PER_SM = {"discounted_returns": 3, "gae": 3, "lambda_returns": 3,
+                                    "vtrace": 2, "retrace": 3, "eligibility_traces": 4,
+                                    "episodic_cumsum": 4, "linear_scan": 4}
 _MAX_SPANS = 65535   # CUDA's limit on a grid's y dimension (the spans of a row)
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # A chunked fix-up program folds the K earlier span summaries itself (one scan over a
