@@ -587,11 +587,12 @@ walks-ab)
       | grep -v "Warn\|_warn" | tee -a $OUT/walks_ab.txt
   done
   # part 2: the fifty-third session's 8x128/w8 rule (2048-4095 rows x 512-1023 steps while
-  # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles
+  # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles; its
+  # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same
   [[ $P == *2* ]] && for dt in float32 bfloat16; do
     for e in discounted_returns gae vtrace eligibility_traces; do
-      timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
-        --dtype $dt --estimator $e --shapes 2048x512,3000x700,2500x900,1504x608,3000x400 \
+      timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+        --dtype $dt --estimator $e --shapes 2048x512,3000x700,2500x900,1504x608,3000x400,5000x1200 \
         --configs heuristic,row_block:16x64:w8:sl,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
         | tee -a $OUT/walk8_ab.txt
     done

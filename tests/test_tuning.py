@@ -1209,6 +1209,25 @@ def test_untuned_time_major_calls_of_2048_rows_of_512_steps_take_twice_the_progr
         heuristic_config(3000, 512, True)                                   # 8 x 324 = 2592
 
 
+def test_untuned_bf16_time_major_calls_of_4096_rows_of_1024_steps_take_the_long_rows_spans(
+        monkeypatch):
+    """2-byte [T, N] buffers of 4096-8191 rows x 1024-2047 steps: the spans of 8 chunks of
+    128x4/w1 that longer rows take (the H100 tuner's 4096x1024 bf16 timings: faster than the
+    16x64/w8 tiles for all 8 kernels), for every estimator; fp32 keeps the 16x64/w8 tiles."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    spans = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8}
+    for est in list(tuning.KERNEL_NAMES.values()) + [""]:
+        for N, T in ((4096, 1024), (8191, 2047), (6000, 1500)):
+            assert heuristic_config(N, T, True, 2, est) == spans, (est, N, T)
+            assert heuristic_config(N, T, True, 4, est)["BLOCK_N"] == 16, (est, N, T)
+        for N, T in ((8192, 1024), (4096, 1023)):
+            assert heuristic_config(N, T, True, 2, est)["BLOCK_N"] == 16, (est, N, T)
+        assert heuristic_config(4095, 1024, True, 2, est)["BLOCK_N"] == 32, est  # lane rows
+        assert heuristic_config(4096, 1024, False, 2, est) != spans, est         # time-last
+    assert heuristic_config(4096, 2048, True, 2, "gae") == spans      # as before, longer rows
+
+
 def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
     """The rows-of-2048-steps walks size their tiles to one wave of the GPU in hand: on a
     108-SM GPU (an A100) GAE's 8x128 tiles stop at 8 x 324 slots = 2592 rows and its 16x64
