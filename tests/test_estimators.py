@@ -1310,6 +1310,23 @@ def test_untuned_time_major_2048_rows_of_512_steps_walk_8_rows_a_program_and_mat
         forced=[_WALK_8], seed=61, time_major=True, expected=lambda N, T: _WALK_8)
 
 
+_LANE_SPANS_32x16 = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=16, num_warps=1,
+                        CHUNKS_PER_SPAN=4, LANE_ROWS=True)
+
+
+@pytest.mark.parametrize("est", [e for e in ESTIMATORS if e not in ("vtrace", "retrace")])
+def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_spans_and_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's spans of 4 chunks of 32x16 tiles of one row a lane for untuned fp32
+    [T, N] buffers of 128-1023 rows x 4096-32767 steps (all but V-trace and Retrace): in the
+    interpreter forced on 37 rows x 300 steps (a ragged row tile, last chunk and last span); on
+    the GPU the heuristic itself, with no DB entry, at 300x5000."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(300, 5000)], cpu_shape=(37, 300),
+        forced=[_LANE_SPANS_32x16], seed=67, time_major=True,
+        expected=lambda N, T: _LANE_SPANS_32x16)
+
+
 _ROW_PAIRS = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=64, num_warps=2, CHUNKS_PER_SPAN=4)
 
 

@@ -1228,6 +1228,30 @@ def test_untuned_bf16_time_major_calls_of_4096_rows_of_1024_steps_take_the_long_
     assert heuristic_config(4096, 2048, True, 2, "gae") == spans      # as before, longer rows
 
 
+def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_spans(
+        monkeypatch):
+    """fp32 [T, N] buffers of 128-1023 rows x 4096-32767 steps: spans of 4 chunks of 32x16
+    tiles of one row a lane (the tuners' timings at 512x4096, 256x8192, 128x16384: x0.91 the
+    128x4 spans' time) for all but V-trace and Retrace, which keep the 128x4 spans, as do bf16,
+    1024+ rows and shorter or longer rows."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
+    spans = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8}
+    for est in ("discounted_returns", "gae", "lambda_returns", "eligibility_traces",
+                "episodic_cumsum", "linear_scan", ""):
+        for N, T in ((128, 4096), (512, 4096), (300, 5000), (1023, 32767), (256, 8192)):
+            assert heuristic_config(N, T, True, 4, est) == lanes, (est, N, T)
+            assert heuristic_config(N, T, True, 2, est) == spans, (est, N, T)
+        for N, T in ((1024, 8192), (512, 4095), (512, 32768)):
+            assert heuristic_config(N, T, True, 4, est) != lanes, (est, N, T)
+        assert heuristic_config(127, 8192, True, 4, est) != lanes, est
+        assert heuristic_config(512, 4096, False, 4, est) != lanes, est     # time-last
+    for est in ("vtrace", "retrace"):
+        assert heuristic_config(512, 4096, True, 4, est) == spans, est
+
+
 def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
     """The rows-of-2048-steps walks size their tiles to one wave of the GPU in hand: on a
     108-SM GPU (an A100) GAE's 8x128 tiles stop at 8 x 324 slots = 2592 rows and its 16x64
