@@ -576,13 +576,14 @@ sl-retune)
 walks-ab)
   # forced, outputs checked against the shipped config (compare_configs.py): the heuristic's
   # row blocks at 2048-6336 rows x 2048-4095 steps (and where they stop: 5000 rows for
-  # V-trace) against the spans they replace; then 8x128/w8 where 16x64/w8 makes under a wave
+  # V-trace) against the spans they replace, and the lane-row spans of 128-1023 rows x 4096+
+  # steps (300x5000, 700x6000) against the same; then 8x128/w8 where 16x64/w8 makes under a wave
   # WALKS_PARTS picks the three parts (default 123): a call can pair part 1 with gpu-tests
   export PYTHONPATH=/tmp/site:$R/benchmarks
   P=${WALKS_PARTS:-123}
   [[ $P == *1* ]] && for e in gae lambda_returns vtrace retrace discounted_returns; do
-    timeout 45 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
-      --estimator $e --shapes 4096x2048,5000x3000,3000x2500,2100x3500,8192x2048 \
+    timeout 55 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator $e --shapes 4096x2048,5000x3000,3000x2500,2100x3500,8192x2048,300x5000,700x6000 \
       --configs heuristic,chunked:128x4:w1:c8,row_block:16x64:w8,row_block:8x128:w8 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/walks_ab.txt
   done
@@ -590,7 +591,7 @@ walks-ab)
   # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles; its
   # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same
   [[ $P == *2* ]] && for dt in float32 bfloat16; do
-    for e in discounted_returns gae vtrace eligibility_traces; do
+    for e in ${WALK8_ESTS:-discounted_returns gae vtrace eligibility_traces}; do
       timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
         --dtype $dt --estimator $e --shapes 2048x512,3000x700,2500x900,1504x608,3000x400,5000x1200 \
         --configs heuristic,row_block:16x64:w8:sl,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
