@@ -589,12 +589,15 @@ walks-ab)
   done
   # part 2: the fifty-third session's 8x128/w8 rule (2048-4095 rows x 512-1023 steps while
   # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles; its
-  # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same
+  # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same; its fp32
+  # 8x128/w8 for GAE, V-trace at 1024-2047 rows x 1024-2047 steps against lane-row spans
   [[ $P == *2* ]] && for dt in float32 bfloat16; do
     for e in ${WALK8_ESTS:-discounted_returns gae vtrace eligibility_traces}; do
-      timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
-        --dtype $dt --estimator $e --shapes 2048x512,3000x700,2500x900,1504x608,3000x400,5000x1200 \
-        --configs heuristic,row_block:16x64:w8:sl,row_block:8x128:w8 2>&1 | grep -v "Warn\|_warn" \
+      timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+        --dtype $dt --estimator $e \
+        --shapes 2048x512,3000x700,2500x900,1504x608,3000x400,5000x1200,1500x1500 \
+        --configs heuristic,row_block:16x64:w8:sl,row_block:8x128:w8,chunked:32x8:w1:c8:lr \
+        2>&1 | grep -v "Warn\|_warn" \
         | tee -a $OUT/walk8_ab.txt
     done
   done

@@ -1252,6 +1252,27 @@ def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_sp
         assert heuristic_config(512, 4096, True, 4, est) == spans, est
 
 
+def test_untuned_fp32_time_major_calls_of_1024_rows_of_1024_steps_walk_for_the_heaviest_scans(
+        monkeypatch):
+    """fp32 [T, N] buffers of 1024-2047 rows x 1024-2047 steps: 8x128/w8 row blocks for GAE,
+    λ-returns, V-trace and Retrace (the H100 tuner's 1024x1024 timings: x0.83-0.89 the lane-row
+    spans' time); the other estimators, bf16 and a call naming no estimator keep those spans."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+    lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+    for est in ("gae", "lambda_returns", "vtrace", "retrace"):
+        for N, T in ((1024, 1024), (2047, 2047), (1500, 1200)):
+            assert heuristic_config(N, T, True, 4, est) == walk8, (est, N, T)
+            assert heuristic_config(N, T, True, 2, est) == lanes, (est, N, T)
+        assert heuristic_config(2048, 1024, True, 4, est) == lanes, est
+        assert heuristic_config(1024, 1023, True, 4, est) != walk8, est
+        assert heuristic_config(1023, 1024, True, 4, est) != walk8, est
+    for est in ("discounted_returns", "eligibility_traces", "episodic_cumsum", "linear_scan",
+                ""):
+        assert heuristic_config(1024, 1024, True, 4, est) == lanes, est
+
+
 def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
     """The rows-of-2048-steps walks size their tiles to one wave of the GPU in hand: on a
     108-SM GPU (an A100) GAE's 8x128 tiles stop at 8 x 324 slots = 2592 rows and its 16x64

@@ -163,6 +163,13 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 17.6 / 20.9 vs 14.4 / 15.4 / 18.3). From 1024 steps below 4096 rows, spans of 8 chunks
         # of 32x8 tiles of one row a lane (the tuned 4096x512 winner): 2048x1536 eligibility
         # traces 25.0 vs 64.8, bf16 V-trace 35.9 vs 90.2, 1536x1024 Retrace 29.0 vs 42.4.
+        if T >= 1024 and N < 2048 and itemsize >= 4 and estimator in _WALK_PROGRAMS_PER_SM:
+            # fp32 GAE, λ-returns, V-trace, Retrace (the steps that load the most): 8x128/w8
+            # row blocks, 128-255 programs. The H100 tuner's timings at 1024x1024, 4 of 4
+            # against these lane-row spans: GAE 16.5 vs 18.5 us, λ-returns 14.8 vs 17.8,
+            # V-trace 19.4 vs 23.1, Retrace 18.7 vs 21.7 (x0.83-0.89); in bf16 and for the other
+            # estimators the spans won (bf16 GAE 16.7 vs 19.8).
+            return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         if T >= 1024 and N < 4096:
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
