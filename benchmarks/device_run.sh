@@ -178,6 +178,7 @@ gpu-tests)
       done
     done
   fi
+  # GPU_K="expr": only the tests pytest -k selects (a rerun of the ones a change touched)
   # VERIFY_ALSO="--property P ...": rlscan-verify runs beside the shards (VERIFY_JOBS workers)
   if [ -n "${VERIFY_ALSO:-}" ]; then
     timeout -s INT -k 20 ${VERIFY_S:-220} python3 -m rlscan.verify.cli --profile thorough \
@@ -185,7 +186,7 @@ gpu-tests)
   fi
   for i in $(seq 0 $((S - 1))); do
     (cd $R/tests && RLSCAN_TEST_SHARD=$i/$S timeout ${SHARD_S:-540} python3 -m pytest . -m gpu -q -rfEs \
-      -p no:cacheprovider -o addopts="" > /tmp/gpu_shard_$i.log 2>&1) &
+      -p no:cacheprovider -o addopts="" ${GPU_K:+-k "$GPU_K"} > /tmp/gpu_shard_$i.log 2>&1) &
   done
   wait
   for i in $(seq 0 $((S - 1))); do echo "## shard $i/$S"; cat /tmp/gpu_shard_$i.log; done \

@@ -1286,28 +1286,28 @@ _WALK_8 = dict(strategy="row_block", BLOCK_N=8, BLOCK_T=128, num_warps=8)
 @pytest.mark.parametrize("est", ["gae", "lambda_returns", "vtrace", "retrace"])
 def test_untuned_fp32_time_major_rows_of_2048_steps_walk_in_row_blocks_and_match_reference(
         backend, device, est, monkeypatch):
-    """The heuristic's row blocks for untuned fp32 [T, N] buffers of 2048+ rows x 2048-4095
-    steps of the estimators whose steps load the most (8x128/w8 while its programs fit in one
-    wave, then 16x64/w8), and of 1024-2047 rows x 1024-2047 steps (8x128/w8): in the
-    interpreter 8x128/w8 forced on 37 rows x 300 steps (a ragged row tile, a ragged last
-    chunk); on the GPU the heuristic itself, with no DB entry, at 2100x2100 and 1100x1100
-    (8x128/w8 for each) and 4100x2050 (16x64/w8 for each)."""
+    """The heuristic's row blocks for untuned fp32 [T, N] buffers of 2048-8192 rows x
+    2048-4095 steps of the estimators whose steps load the most (8x128/w8 while its programs
+    fit in one wave, then 16x64/w8): in the interpreter 8x128/w8 forced on 37 rows x 300 steps
+    (a ragged row tile, a ragged last chunk); on the GPU the heuristic itself, with no DB
+    entry, at 2100x2100 (8x128/w8 for each) and 4100x2050 (16x64/w8 for each)."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(2100, 2100), (1100, 1100), (4100, 2050)],
+        backend, device, est, monkeypatch, gpu_shapes=[(2100, 2100), (4100, 2050)],
         cpu_shape=(37, 300), forced=[_WALK_8], seed=59, time_major=True,
         expected=lambda N, T: _WALK_8 if N < 4096 else dict(
             strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8, SCALAR_LOADS=True))
 
 
 @pytest.mark.parametrize("est", ESTIMATORS)
-def test_untuned_time_major_2048_rows_of_512_steps_walk_8_rows_a_program_and_match_reference(
+def test_untuned_time_major_thousands_of_rows_of_hundreds_of_steps_walk_8_rows_a_program(
         backend, device, est, monkeypatch):
-    """The heuristic's 8x128/w8 row blocks for untuned [T, N] buffers of 2048-4095 rows x
-    512-1023 steps (while their programs fit in one wave): in the interpreter forced on 37 rows
-    x 300 steps; on the GPU the heuristic itself, with no DB entry, at 2100x600 (within one
-    wave for every estimator, V-trace's 2112 rows the fewest)."""
+    """The heuristic's 8x128/w8 row blocks for untuned [T, N] buffers of 1024-4095 rows x
+    384-1023 steps (while their programs fit in one wave): in the interpreter forced on 37
+    rows x 300 steps; on the GPU the heuristic itself, with no DB entry, at 2100x600 and
+    1030x390 (within one wave for every estimator, V-trace's 2112 rows the fewest)."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(2100, 600)], cpu_shape=(37, 300),
+        backend, device, est, monkeypatch, gpu_shapes=[(2100, 600), (1030, 390)],
+        cpu_shape=(37, 300),
         forced=[_WALK_8], seed=61, time_major=True, expected=lambda N, T: _WALK_8)
 
 

@@ -70,24 +70,24 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # discounted returns / GAE fp32 35.6 / 43.3 us vs 38.3 / 43.7, bf16 34.4 / 41.5 vs
         # 40.2 / 46.5; 15000x150 bf16 21.8 / 26.4 vs 24.5 / 27.5
         cfg["SCALAR_LOADS"] = True
-    walk_slots = (sms or _SMS) * _WALK_PROGRAMS_PER_SM.get(estimator, 0)
-    if (time_major and not interpreted and itemsize >= 4 and 2048 <= N <= 16 * walk_slots
-            and 2048 <= T < 4096):
+    wave_8x128 = 8 * (sms or _SMS) * _ROW_BLOCK_8X128_PROGRAMS_PER_SM.get(estimator, 0)
+    if (time_major and not interpreted and itemsize >= 4 and estimator in _WALK_ESTIMATORS
+            and 2048 <= N <= 8192 and 2048 <= T < 4096):
         # fp32 GAE, λ-returns, V-trace, Retrace: row blocks walking the rows, not the spans
-        # below (chunked 128x4/w1, 8 chunks a span), which read the inputs twice: the tuners'
-        # timings (H200 / H100; benchmarks/heuristic_vs_db.py), 4096x2048 16x64/w8 GAE 70.5 /
-        # 73.0 us against 84.2 / 107.4, λ-returns 63.3 / 63.9 vs 69.8 / 93.2, V-trace 85.8 /
-        # 87.4 vs 102.5 / 130.7, Retrace 77.2 / 78.8 vs 104.2 / 137.3; at 2048x2048 (H100)
-        # 8x128/w8, twice the programs, 45.5 / 39.4 / 54.1 / 50.3 vs 54.4 / 48.6 / 68.6 /
-        # 72.5 (16x64/w8 50.7 / 45.3 / 60.3 / 57.1). A walk's time is its wave's: the
-        # smaller tile while its programs fit in one wave (8x128 lost at 4096 rows, 1.3-1.9
-        # waves), then 16x64 while they do; past that a second, partial wave would double the
-        # time, and the spans run. Discounted returns and the forward scans keep the spans:
-        # at 4096x2048 16x64/w8 took the forward scans x1.04-1.07 their time on the H200
-        # (x0.81-0.82 on the H100; x1.18-1.24 at 2048x2048) and discounted returns x2.98
-        # (164.5 us against 55.2, H200). So does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4
-        # vs 67.0 at 4096x2048, H200).
-        if N <= 8 * walk_slots:
+        # below (chunked 128x4/w1, 8 chunks a span), which read the inputs twice. H100, forced
+        # (fifty-third session, probes/2026-12-07_fiftythird_session_time_major_walks_ab_h100
+        # .txt), row blocks against the spans: 4096x2048 GAE / λ-returns / V-trace / Retrace
+        # 73.9 / 65.7 / 87.2 / 78.6 us vs 107.8 / 93.3 / 129.8 / 137.5, 8192x2048 158.7 /
+        # 122.2 / 172.6 / 155.6 vs 206.0 / 181.3 / 250.9 / 267.3, 2100x3500 8x128 76.5 /
+        # 66.7 / 92.7 / 82.7 vs 101.1 / 85.4 / 123.2 / 130.6 (x0.58-0.79 over 20 cells). The
+        # tile: 8x128/w8, twice the programs, while they fit in one wave (3000x2500 GAE 69.5
+        # vs 16x64/w8's 87.2, Retrace 83.3 vs 92.1), else 16x64/w8 (4096x2048 GAE 73.1 vs
+        # 87.1). Discounted returns and the forward scans keep the spans: the H200 tuner
+        # timed 16x64/w8 at x2.98 the spans' time for discounted returns at 4096x2048 (164.5
+        # us vs 55.2; x0.85-0.88 on the H100, forced) and x1.04-1.07 for the forward scans
+        # (x1.18-1.24 at 2048x2048, H100). So does bf16 (V-trace 98.6 vs 78.9 us, Retrace
+        # 83.4 vs 67.0 at 4096x2048, H200), and so do rows past 8192, where none was timed.
+        if N <= wave_8x128:
             return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
     if time_major and not interpreted and N >= 128 and (N >= 32768 or T >= 2048):
@@ -163,14 +163,11 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 17.6 / 20.9 vs 14.4 / 15.4 / 18.3). From 1024 steps below 4096 rows, spans of 8 chunks
         # of 32x8 tiles of one row a lane (the tuned 4096x512 winner): 2048x1536 eligibility
         # traces 25.0 vs 64.8, bf16 V-trace 35.9 vs 90.2, 1536x1024 Retrace 29.0 vs 42.4.
-        if T >= 1024 and N < 2048 and itemsize >= 4 and estimator in _WALK_PROGRAMS_PER_SM:
-            # fp32 GAE, λ-returns, V-trace, Retrace (the steps that load the most): 8x128/w8
-            # row blocks, 128-255 programs. The H100 tuner's timings at 1024x1024, 4 of 4
-            # against these lane-row spans: GAE 16.5 vs 18.5 us, λ-returns 14.8 vs 17.8,
-            # V-trace 19.4 vs 23.1, Retrace 18.7 vs 21.7 (x0.83-0.89); in bf16 and for the other
-            # estimators the spans won (bf16 GAE 16.7 vs 19.8).
-            return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
-        if T >= 1024 and N < 4096:
+        if N < 4096 and (T >= 1024 or (T >= 768 and itemsize <= 2)):
+            # 2-byte inputs from 768 steps (H100, forced, fifty-third session, same file):
+            # bf16 2500x900 GAE / V-trace / discounted returns / traces 26.5 / 33.8 / 20.3 /
+            # 20.1 us against 8x128/w8's 30.9 / 47.9 / 24.5 / 23.4 (V-trace's 16x64/w8 45.7);
+            # at 3000x700 even (23.5 / 29.0 / 18.6 / 18.2 vs 22.7 / 34.8 / 18.8 / 18.0)
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
         if T >= 1024 and N < 8192 and itemsize <= 2:
@@ -182,15 +179,17 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # (the spans x1.2-1.8 their time).
             return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8}
-        if (2048 <= N < 4096 and T >= 512
-                and N <= 8 * (sms or _SMS) * _ROW_BLOCK_8X128_PROGRAMS_PER_SM.get(estimator, 0)):
+        if N < 4096 and T >= 384 and N <= wave_8x128:
             # 16x64 tiles make one program an SM or fewer: 8x128/w8, twice the programs, while
             # they fit in one wave. The H100 tuner's timings at 2048x512, 16 of 16 entries won
             # by 8x128/w8: fp32 x0.84-0.91 the 16x64/w8 time (GAE 13.1 vs 14.5 us, V-trace
             # 15.6 vs 17.2, discounted returns 10.7 vs 12.8, eligibility traces 10.2 vs 12.2),
-            # bf16 x0.70-0.76 (GAE 13.7 vs 18.0, traces 10.9 vs 15.7). At 4096x512, 1.3-1.9
-            # waves for the backward scans, it lost (H200: GAE 23.0 vs 19.5, V-trace 29.0 vs
-            # 23.5) and the forward scans split (fp32 x1.03-1.06, bf16 x0.87).
+            # bf16 x0.70-0.76 (GAE 13.7 vs 18.0, traces 10.9 vs 15.7). Forced off the grid
+            # (H100, fifty-third session, same file; GAE, V-trace, discounted returns, traces):
+            # 1504x608 x0.67-0.95 (bf16 traces 12.8 vs 19.2 us), 3000x400 x0.90-0.93, 3000x700
+            # x0.85-0.89 fp32 and bf16. At 4096x512, 1.3-1.9 waves for the backward scans, it
+            # lost (H200 tuner: GAE 23.0 vs 19.5, V-trace 29.0 vs 23.5), as did V-trace's 1.4
+            # waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return cfg
     # The next two from the tuners' own timings in the buckets they change (both DBs where
@@ -305,14 +304,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
-# Programs of a time-major 8x128/w8 or 16x64/w8 row block resident on an SM, from their
-# registers (ptxas of triton 3.6, sm_90, fp32, kernel_resources.py): GAE 78-80 and λ-returns
-# 75-76 (24 warps: 3 a SM), V-trace 124 and Retrace's 16x64 88 (16 warps: 2; its 8x128 holds 80
-# and spills). The estimators whose fp32 rows of 2048+ rows x 2048-4095 steps walk in row
-# blocks (heuristic_config).
-_WALK_PROGRAMS_PER_SM = {"gae": 3, "lambda_returns": 3, "vtrace": 2, "retrace": 2}
-# The same for the 8x128/w8 tile of every estimator, fp32 and bf16 alike (same ptxas, 2048x512):
-# 74-80 registers (3 a SM) but V-trace's 124 (2) and the forward scans' 55-58 (4)
+# The estimators whose fp32 rows of 2048-8192 rows x 2048-4095 steps walk in row blocks
+# (heuristic_config).
+_WALK_ESTIMATORS = ("gae", "lambda_returns", "vtrace", "retrace")
+# Programs of a time-major 8x128/w8 row block resident on an SM, from their registers (ptxas of
+# triton 3.6, sm_90, kernel_resources.py at 2048x512, fp32 and bf16 alike): 74-80 (24 warps: 3
+# an SM; Retrace's 80 spill 8 bytes in fp32) but V-trace's 124 (2) and the forward scans' 55-58 (4)
 _ROW_BLOCK_8X128_PROGRAMS_PER_SM = {"discounted_returns": 3, "gae": 3, "lambda_returns": 3,
                                     "vtrace": 2, "retrace": 3, "eligibility_traces": 4,
                                     "episodic_cumsum": 4, "linear_scan": 4}
