@@ -1237,8 +1237,9 @@ def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_sp
         monkeypatch):
     """fp32 [T, N] buffers of 128-1023 rows x 4096-32767 steps: spans of 4 chunks of 32x16
     tiles of one row a lane (the tuners' timings at 512x4096, 256x8192, 128x16384: x0.91 the
-    128x4 spans' time) for all but V-trace and Retrace, which keep the 128x4 spans, as do bf16,
-    1024+ rows and shorter or longer rows."""
+    128x4 spans' time) for all but V-trace and Retrace, which keep the 128x4 spans, as do GAE
+    and λ-returns past 512 rows (forced at 700x6000: x1.05-1.08), bf16, 1024+ rows and shorter
+    or longer rows."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
              "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
@@ -1246,9 +1247,11 @@ def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_sp
              "CHUNKS_PER_SPAN": 8}
     for est in ("discounted_returns", "gae", "lambda_returns", "eligibility_traces",
                 "episodic_cumsum", "linear_scan", ""):
-        for N, T in ((128, 4096), (512, 4096), (300, 5000), (1023, 32767), (256, 8192)):
+        for N, T in ((128, 4096), (512, 4096), (300, 5000), (512, 32767), (256, 8192)):
             assert heuristic_config(N, T, True, 4, est) == lanes, (est, N, T)
             assert heuristic_config(N, T, True, 2, est) == spans, (est, N, T)
+        wide = heuristic_config(1023, 6000, True, 4, est)
+        assert wide == (spans if est in ("gae", "lambda_returns") else lanes), est
         for N, T in ((1024, 8192), (512, 4095), (512, 32768)):
             assert heuristic_config(N, T, True, 4, est) != lanes, (est, N, T)
         assert heuristic_config(127, 8192, True, 4, est) != lanes, est

@@ -103,14 +103,18 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
                     "LANE_ROWS": True}
         if N >= 32768:
             return {"strategy": "row_block", "BLOCK_N": 256, "BLOCK_T": 4, "num_warps": 2}
-        if (itemsize >= 4 and N < 1024 and 4096 <= T < 32768
-                and estimator not in ("vtrace", "retrace")):
-            # fp32 128-1023 rows x 4096-32767 steps: spans of 4 chunks of 32x16 tiles of one
-            # row a lane. The tuners' timings (both DBs) at 512x4096, 256x8192 and 128x16384
-            # against the 128x4 spans: x0.80-1.01 for discounted returns, GAE, λ-returns and
-            # the forward scans (geomean x0.91 over 36 entries; 512x4096 discounted returns
-            # 17.7 vs 22.0 us H100, 16.0 vs 20.0 H200); V-trace x0.95-1.03 and Retrace
-            # x1.10-1.17 keep the 128x4 spans, as do 1024+ rows (1024x8192 x0.93-1.05)
+        if (itemsize >= 4 and 4096 <= T < 32768 and estimator not in ("vtrace", "retrace")
+                and N <= (512 if estimator in ("gae", "lambda_returns") else 1023)):
+            # fp32 128-1023 rows (GAE, λ-returns: 512) x 4096-32767 steps: spans of 4 chunks of
+            # 32x16 tiles of one row a lane. The tuners' timings (both DBs) at 512x4096,
+            # 256x8192 and 128x16384 against the 128x4 spans: x0.80-1.01 for discounted
+            # returns, GAE, λ-returns and the forward scans (geomean x0.91 over 36 entries;
+            # 512x4096 discounted returns 17.7 vs 22.0 us H100, 16.0 vs 20.0 H200); V-trace
+            # x0.95-1.03 and Retrace x1.10-1.17 keep the 128x4 spans, as do 1024+ rows
+            # (1024x8192 x0.93-1.05). Forced on an H100 (fifty-third session, probes/2026-12-07_
+            # fiftythird_session_time_major_walks_ab_h100.txt): 300x5000 discounted returns /
+            # GAE / λ-returns 16.5 / 22.5 / 19.8 us vs 18.0 / 24.2 / 20.7, 700x6000 34.1 / 59.8
+            # / 53.5 vs 36.7 / 57.1 / 49.5: GAE and λ-returns lost there
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
         return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
