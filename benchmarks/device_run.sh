@@ -102,8 +102,9 @@
 #                                              # of long rows (heuristic) against the spans and
 #                                              # 16x64/w8; 8x128/w8 against 16x64/w8 at
 #                                              # 1504-3000 rows below 1024 steps; GAE's split
-#                                              # time-last rows against 1x512/w4 (<= 9 min; not
-#                                              # yet run)
+#                                              # time-last rows against 1x512/w4 (<= 9 min; ran
+#                                              # on an H100 in the fifty-third session:
+#                                              # results/probes/2026-12-07_fiftythird_*)
 # One mode per call: together they exceed a call's 10 minutes. VERIFY_S / BENCH_S / SHARD_S cap
 # phases.
 R=$PWD
@@ -576,9 +577,9 @@ sl-retune)
   cp $OUT/tdb/$SLUG.json $TDB; cp $OUT/tdb/$SLUG.json /tmp/tdb_last.json; rm -f $OUT/tdb/*.lock ;;
 walks-ab)
   # forced, outputs checked against the shipped config (compare_configs.py): the heuristic's
-  # row blocks at 2048-6336 rows x 2048-4095 steps (and where they stop: 5000 rows for
-  # V-trace) against the spans they replace, and the lane-row spans of 128-1023 rows x 4096+
-  # steps (300x5000, 700x6000) against the same; then 8x128/w8 where 16x64/w8 makes under a wave
+  # row blocks at 2048-8192 rows x 2048-4095 steps against the spans they replace, and the
+  # lane-row spans of 128-1023 rows x 4096+ steps (300x5000, 700x6000) against the same;
+  # then 8x128/w8 where 16x64/w8 makes under a wave
   # WALKS_PARTS picks the three parts (default 123): a call can pair part 1 with gpu-tests
   export PYTHONPATH=/tmp/site:$R/benchmarks
   P=${WALKS_PARTS:-123}
@@ -590,8 +591,8 @@ walks-ab)
   done
   # part 2: the fifty-third session's 8x128/w8 rule (2048-4095 rows x 512-1023 steps while
   # one wave) at its edges and beyond (1504x608, 3000x400) against the 16x64/w8 tiles; its
-  # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same; its fp32
-  # 8x128/w8 for GAE, V-trace at 1024-2047 rows x 1024-2047 steps against lane-row spans
+  # bf16 spans at 4096-8191 rows x 1024-2047 steps (5000x1200) against the same; 1500x1500
+  # (fp32 8x128/w8 lost to the lane-row spans there: that rule was dropped)
   [[ $P == *2* ]] && for dt in float32 bfloat16; do
     for e in ${WALK8_ESTS:-discounted_returns gae vtrace eligibility_traces}; do
       timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \

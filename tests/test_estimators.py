@@ -1307,8 +1307,8 @@ def test_untuned_time_major_thousands_of_rows_of_hundreds_of_steps_walk_8_rows_a
     1030x390 (within one wave for every estimator, V-trace's 2112 rows the fewest)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(2100, 600), (1030, 390)],
-        cpu_shape=(37, 300),
-        forced=[_WALK_8], seed=61, time_major=True, expected=lambda N, T: _WALK_8)
+        cpu_shape=(37, 300), forced=[_WALK_8], seed=61, time_major=True,
+        expected=lambda N, T: _WALK_8)
 
 
 _LANE_SPANS_32x16 = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=16, num_warps=1,

@@ -1145,7 +1145,7 @@ def test_untuned_bf16_calls_of_1024_rows_of_2048_steps_split_each_row_over_four_
 def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backward_scans(
         monkeypatch):
     """fp32 [T, N] buffers of 2048-8192 rows x 2048-4095 steps: GAE, λ-returns, V-trace and
-    Retrace walk their rows in row blocks (forced on an H100: x0.58-0.79 the spans' time over
+    Retrace walk their rows in row blocks (forced on an H100: x0.57-0.89 the spans' time over
     20 cells), 8x128/w8 while its programs fit in one wave of 132 SMs (up to 8 rows a program
     slot: 3 slots an SM, V-trace 2, by their registers), then 16x64/w8. Past 8192 rows, and for
     discounted returns, the forward scans, bf16 and other step counts, the spans of 128x4

@@ -79,7 +79,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # .txt), row blocks against the spans: 4096x2048 GAE / λ-returns / V-trace / Retrace
         # 73.9 / 65.7 / 87.2 / 78.6 us vs 107.8 / 93.3 / 129.8 / 137.5, 8192x2048 158.7 /
         # 122.2 / 172.6 / 155.6 vs 206.0 / 181.3 / 250.9 / 267.3, 2100x3500 8x128 76.5 /
-        # 66.7 / 92.7 / 82.7 vs 101.1 / 85.4 / 123.2 / 130.6 (x0.58-0.79 over 20 cells). The
+        # 66.7 / 92.7 / 82.7 vs 101.1 / 85.4 / 123.2 / 130.6 (x0.57-0.89 over 20 cells). The
         # tile: 8x128/w8, twice the programs, while they fit in one wave (3000x2500 GAE 69.5
         # vs 16x64/w8's 87.2, Retrace 83.3 vs 92.1), else 16x64/w8 (4096x2048 GAE 73.1 vs
         # 87.1). Discounted returns and the forward scans keep the spans: the H200 tuner
@@ -188,12 +188,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # they fit in one wave. The H100 tuner's timings at 2048x512, 16 of 16 entries won
             # by 8x128/w8: fp32 x0.84-0.91 the 16x64/w8 time (GAE 13.1 vs 14.5 us, V-trace
             # 15.6 vs 17.2, discounted returns 10.7 vs 12.8, eligibility traces 10.2 vs 12.2),
-            # bf16 x0.70-0.76 (GAE 13.7 vs 18.0, traces 10.9 vs 15.7). Forced off the grid
-            # (H100, fifty-third session, same file; GAE, V-trace, discounted returns, traces):
-            # 1504x608 x0.67-0.95 (bf16 traces 12.8 vs 19.2 us), 3000x400 x0.90-0.93, 3000x700
-            # x0.85-0.89 fp32 and bf16. At 4096x512, 1.3-1.9 waves for the backward scans, it
-            # lost (H200 tuner: GAE 23.0 vs 19.5, V-trace 29.0 vs 23.5), as did V-trace's 1.4
-            # waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
+            # bf16 x0.70-0.76 (GAE 13.7 vs 18.0, traces 10.9 vs 15.7). Forced (H100, fifty-third
+            # session, same file; GAE, V-trace, discounted returns, traces; fp32 and bf16):
+            # x0.66-1.00 over 40 cells of 1024-3000 rows x 384-1023 steps (1504x608 bf16 traces
+            # 12.8 vs 19.2 us, 1024x700 fp32 GAE 13.2 vs 18.6). At 4096x512, 1.3-1.9 waves for
+            # the backward scans, it lost (H200 tuner: GAE 23.0 vs 19.5, V-trace 29.0 vs 23.5),
+            # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
         return cfg
     # The next two from the tuners' own timings in the buckets they change (both DBs where
