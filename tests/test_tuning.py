@@ -1784,6 +1784,28 @@ def test_rlscan_tune_quick_on_the_gpu(tmp_path):
     assert out == f"overlay:{path}"
 
 
+@pytest.mark.gpu
+def test_untuned_calls_size_their_waves_by_the_gpus_own_sm_count(dirs, monkeypatch):
+    """On a GPU, ``sm_count`` reads the device's SM count (an index-less device is the current
+    one), and an untuned call's config, from ``select_config`` and ``which_config`` alike, is
+    the heuristic's for that count: at 3000x2048 time-major fp32 GAE, 8x128/w8 where 8 rows x 3
+    programs x the SMs hold 3000 rows (132 SMs), else 16x64/w8."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    assert tuning.sm_count(torch.device("cuda")) == sms
+    assert tuning.sm_count(torch.device("cuda", torch.cuda.current_device())) == sms
+    *_, reload = dirs
+    reload()                                    # no DB: the heuristic
+    x = torch.zeros(2048, 3000, device="cuda").t()
+    want = heuristic_config(3000, 2048, True, 4, "gae", sms)
+    assert want["BLOCK_N"] == (8 if 24 * sms >= 3000 else 16)
+    pb = P.Problem(est=P.GAE, reverse=True, N=3000, T=2048, p0=x)
+    assert tuning.select_config(pb) == want
+    assert rlscan.which_config("gae", x, time_dim=1).config == dict(want, num_stages=1)
+
+
 def _benchmark_script(name):
     import importlib.util
     from pathlib import Path
