@@ -237,6 +237,7 @@ def honoured(config: dict, estimator: str) -> dict:
         drop.add("SCALAR_LOADS")
     return {k: v for k, v in config.items() if k not in drop}
 
+
 _UNDERFLOW_NATS = 150 * math.log(2)
 # Two-level row-block tiles also measured under a register cap (maxnreg). Uncapped, discounted
 # returns' 2x128/w2/2l takes 47 registers: 20 blocks an SM, 62.5% occupancy, DRAM 59% busy (ncu,

@@ -34,6 +34,11 @@ def force_config(**config):
 
 
 _SMS = 132   # the H200's and the H100 SXM's: the GPUs the rules below were measured on
+# Two time-major configs several of the heuristic's rules share: 8-row blocks of 128-step
+# chunks on 8 warps, and spans of 8 chunks of 128x4 tiles on one warp (the long rows')
+_ROW_BLOCK_8X128 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+_SPANS_128X4 = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
+                "CHUNKS_PER_SPAN": 8}
 
 
 def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4,
@@ -88,7 +93,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # (x1.18-1.24 at 2048x2048, H100). So does bf16 (V-trace 98.6 vs 78.9 us, Retrace
         # 83.4 vs 67.0 at 4096x2048, H200), and so do rows past 8192, where none was timed.
         if N <= wave_8x128:
-            return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+            return dict(_ROW_BLOCK_8X128)
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
     if time_major and not interpreted and N >= 128 and (N >= 32768 or T >= 2048):
         # 128 rows a warp keep a chunk's steps in each thread (configs.py; H200 fp32 time-major):
@@ -117,8 +122,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # / 53.5 vs 36.7 / 57.1 / 49.5: GAE and λ-returns lost there
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
-        return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
-                "CHUNKS_PER_SPAN": 8}
+        return dict(_SPANS_128X4)
     if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 16:
         # few rows, long horizons: spans of one-warp 8-row tiles, 8x16 / 8x64 / 8x32 by T, N.
         # From 2**16 steps, 4 chunks of 8x16 a span (H100, fp32, forced, forty-fourth session,
@@ -181,8 +185,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # λ-returns 30.4 vs 38.5, Retrace 42.3 vs 44.3, V-trace 48.2 vs 51.8. The 16x64
             # tiles run bf16 slower than fp32 there (GAE 45.0 vs 38.0 us), where fp32 keeps them
             # (the spans x1.2-1.8 their time).
-            return {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
-                    "CHUNKS_PER_SPAN": 8}
+            return dict(_SPANS_128X4)
         if N < 4096 and T >= 384 and N <= wave_8x128:
             # 16x64 tiles make one program an SM or fewer: 8x128/w8, twice the programs, while
             # they fit in one wave. The H100 tuner's timings at 2048x512, 16 of 16 entries won
@@ -194,7 +197,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # 12.8 vs 19.2 us, 1024x700 fp32 GAE 13.2 vs 18.6). At 4096x512, 1.3-1.9 waves for
             # the backward scans, it lost (H200 tuner: GAE 23.0 vs 19.5, V-trace 29.0 vs 23.5),
             # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
-            return {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+            return dict(_ROW_BLOCK_8X128)
         return cfg
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
