@@ -1197,11 +1197,12 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
     (launch.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
     one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``): in the interpreter forced on
     37 rows x 100 steps (ragged row tiles, a ragged last chunk and span); on the GPU the
-    heuristic itself, with no DB entry, at 1030x300 and 1100x1030."""
+    heuristic itself, with no DB entry, at 1030x300 and 1100x1030 (Retrace: 8x128/w8)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(1030, 300), (1100, 1030)],
         cpu_shape=(37, 100), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
-        expected=lambda N, T: _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)])
+        expected=lambda N, T: _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)]
+        if T < 1024 or est != "retrace" else _WALK_8)     # fp32 Retrace walks from 1024 rows
 
 
 _MANY_ROWS_LANES = dict(strategy="row_block", BLOCK_N=32, BLOCK_T=16, num_warps=1,
@@ -1296,6 +1297,28 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_in_row_blocks_and_match
         cpu_shape=(37, 300), forced=[_WALK_8], seed=59, time_major=True,
         expected=lambda N, T: _WALK_8 if N < 4096 else dict(
             strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8, SCALAR_LOADS=True))
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_fp32_time_major_calls_of_thousands_of_rows_of_1024_steps_walk_in_row_blocks(
+        backend, device, est, monkeypatch):
+    """On the GPU, the heuristic's row blocks for untuned fp32 [T, N] buffers below 4096 rows
+    of 1024-2047 steps where the rows fill the GPU, with no DB entry: at 2100x1100 8x128/w8
+    for GAE, λ-returns, V-trace and Retrace, the lane-row spans for the forward scans; at
+    3000x1100 8x128/w8 for all; at 3600x1100 16x64/w8, but 8x128/w8 for the forward scans
+    with 4 programs an SM. (Their tiles run forced in the interpreter in the tests around.)"""
+    if backend != "cuda":
+        pytest.skip("the heuristic's own choice: GPU only")
+    forward = est in ("eligibility_traces", "episodic_cumsum")
+
+    def expected(N, T):
+        if N == 2100:
+            return _WALK_8 if est in BACKWARD and est != "discounted_returns" else \
+                _MID_TIME_MAJOR[1]
+        return _WALK_8 if N == 3000 or forward else _MID_TIME_MAJOR[0]
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(2100, 1100), (3000, 1100), (3600, 1100)],
+        cpu_shape=None, forced=[], seed=67, time_major=True, expected=expected)
 
 
 @pytest.mark.parametrize("est", ESTIMATORS)

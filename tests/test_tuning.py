@@ -1147,7 +1147,8 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
     """fp32 [T, N] buffers of 2048-8192 rows x 2048-4095 steps: GAE, λ-returns, V-trace and
     Retrace walk their rows in row blocks (forced on an H100: x0.57-0.89 the spans' time over
     20 cells), 8x128/w8 while its programs fit in one wave of 132 SMs (up to 8 rows a program
-    slot: 3 slots an SM, V-trace 2, by their registers), then 16x64/w8. Past 8192 rows, and for
+    slot, 3 slots an SM: V-trace's registers allow 2, but its rows this long won with 3), then
+    16x64/w8. Past 8192 rows, and for
     discounted returns, the forward scans, bf16 and other step counts, the spans of 128x4
     tiles."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
@@ -1156,7 +1157,7 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
     walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
     walk16 = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8,
               "SCALAR_LOADS": True}
-    for est, slots in (("gae", 396), ("lambda_returns", 396), ("vtrace", 264),
+    for est, slots in (("gae", 396), ("lambda_returns", 396), ("vtrace", 396),
                        ("retrace", 396)):
         for T in (2048, 3000, 4095):
             assert heuristic_config(2048, T, True, 4, est) == walk8, (est, T)
@@ -1202,9 +1203,10 @@ def test_untuned_time_major_calls_of_1024_to_4095_rows_of_384_to_1023_steps_take
             if 8 * n < 4095:
                 assert heuristic_config(8 * n + 1, 512, True, itemsize, est) == \
                     heuristic_config(8 * n + 1, 512, True, itemsize), est
-            for N, T in ((1023, 512), (2048, 383), (4096, 512), (2048, 1024)):
-                assert heuristic_config(N, T, True, itemsize, est) == \
-                    heuristic_config(N, T, True, itemsize), (est, N, T)
+            for N, T in ((1023, 512), (2048, 383), (4096, 512), (2047, 1024)):
+                if (N, T, itemsize, est) != (2047, 1024, 4, "retrace"):    # walks from 1024
+                    assert heuristic_config(N, T, True, itemsize, est) == \
+                        heuristic_config(N, T, True, itemsize), (est, N, T)
         assert heuristic_config(2048, 1023, True, 4, est) == walk8, est
         for T in (768, 900, 1023):
             assert heuristic_config(2500, T, True, 2, est) == lanes, (est, T)
@@ -1212,6 +1214,50 @@ def test_untuned_time_major_calls_of_1024_to_4095_rows_of_384_to_1023_steps_take
     assert heuristic_config(2048, 512, True)["BLOCK_N"] == 16
     assert heuristic_config(3000, 512, True, 4, "gae", sms=108) == \
         heuristic_config(3000, 512, True)                                   # 8 x 324 = 2592
+
+
+def test_untuned_time_major_calls_below_4096_rows_of_1024_steps_walk_once_rows_fill_the_gpu(
+        monkeypatch):
+    """[T, N] buffers below 4096 rows of 1024-2047 steps (bf16: 768) take the lane-row spans
+    until their rows fill the GPU, then row blocks: fp32 GAE, λ-returns and V-trace from 2048
+    rows, fp32 Retrace from 1024, the fp32 forward scans and bf16 Retrace from 2816 (forced on
+    an H100: the spans x1.1-1.9 the best tile's time past there). The row blocks are 8x128/w8
+    up to 3 rows-of-8 an SM of 132 (4 for the forward scans; V-trace too, though its registers
+    allow 2 a wave), then 16x64/w8. bf16 GAE, V-trace and the forward scans, and a call that
+    names no estimator, keep the spans."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
+    walk16 = {"strategy": "row_block", "BLOCK_N": 16, "BLOCK_T": 64, "num_warps": 8,
+              "SCALAR_LOADS": True}
+    lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+             "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+    # (estimator, itemsize): the fewest rows that walk, the most that take 8x128/w8
+    walks = {("gae", 4): (2048, 3168), ("lambda_returns", 4): (2048, 3168),
+             ("vtrace", 4): (2048, 3168), ("retrace", 4): (1024, 3168),
+             ("discounted_returns", 4): (2816, 3168), ("eligibility_traces", 4): (2816, 4095),
+             ("episodic_cumsum", 4): (2816, 4095), ("linear_scan", 4): (2816, 4095),
+             ("retrace", 2): (2816, 3168)}
+    for est in list(tuning.KERNEL_NAMES.values()) + [""]:
+        for itemsize in (4, 2):
+            first, last = walks.get((est, itemsize), (None, None))
+            for T in ((1024, 1500, 2047) if itemsize == 4 else (768, 1024, 2047)):
+                if first is None:
+                    assert heuristic_config(3500, T, True, itemsize, est) == lanes, (est, T)
+                    continue
+                if first > 1024:
+                    assert heuristic_config(first - 1, T, True, itemsize, est) == lanes, (
+                        est, itemsize, T)
+                assert heuristic_config(first, T, True, itemsize, est) == walk8, (est, T)
+                assert heuristic_config(last, T, True, itemsize, est) == walk8, (est, T)
+                if last < 4095:
+                    assert heuristic_config(last + 1, T, True, itemsize, est) == walk16, (
+                        est, itemsize, T)
+                    assert heuristic_config(4095, T, True, itemsize, est) == walk16, (est, T)
+    assert heuristic_config(3000, 767, True, 2, "retrace") == walk8     # the 8-row rule
+    assert heuristic_config(3000, 1023, True, 4, "gae") == walk8        # (before, as it was)
+    assert heuristic_config(4096, 1024, True, 4, "gae") == walk16       # 4096+ rows: as before
+    assert heuristic_config(3000, 1024, True, 4, "gae", sms=108) == walk16     # 8 x 324 = 2592
+    assert heuristic_config(3000, 1024, False, 4, "gae") != walk8       # time-last
 
 
 def test_untuned_bf16_time_major_calls_of_4096_rows_of_1024_steps_take_the_long_rows_spans(
@@ -1228,7 +1274,8 @@ def test_untuned_bf16_time_major_calls_of_4096_rows_of_1024_steps_take_the_long_
             assert heuristic_config(N, T, True, 4, est)["BLOCK_N"] == 16, (est, N, T)
         for N, T in ((8192, 1024), (4096, 1023)):
             assert heuristic_config(N, T, True, 2, est)["BLOCK_N"] == 16, (est, N, T)
-        assert heuristic_config(4095, 1024, True, 2, est)["BLOCK_N"] == 32, est  # lane rows
+        assert heuristic_config(4095, 1024, True, 2, est)["BLOCK_N"] == (
+            16 if est == "retrace" else 32), est                 # row blocks, lane rows
         assert heuristic_config(4096, 1024, False, 2, est) != spans, est         # time-last
     assert heuristic_config(4096, 2048, True, 2, "gae") == spans      # as before, longer rows
 

@@ -75,7 +75,14 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # discounted returns / GAE fp32 35.6 / 43.3 us vs 38.3 / 43.7, bf16 34.4 / 41.5 vs
         # 40.2 / 46.5; 15000x150 bf16 21.8 / 26.4 vs 24.5 / 27.5
         cfg["SCALAR_LOADS"] = True
-    wave_8x128 = 8 * (sms or _SMS) * _ROW_BLOCK_8X128_PROGRAMS_PER_SM.get(estimator, 0)
+    per_sm = _ROW_BLOCK_8X128_PROGRAMS_PER_SM.get(estimator, 0)
+    wave_8x128 = 8 * (sms or _SMS) * per_sm
+    # From 1024 steps, V-trace's 8x128 tiles win up to 3 rows-of-8 an SM too, past the one
+    # wave of their registers' 2 (H100, forced, fifty-fourth session, probes/2026-12-07_
+    # fiftyfourth_session_time_major_mid_long_ab_h100.txt): 3000x1024 42.3 us vs 16x64/w8's
+    # 45.1, 3000x1500 61.4 vs 66.1, 3000x2500 99.4 vs 108.2; at 3500 rows they lose (54.6 vs
+    # 47.2), as GAE's and Retrace's do.
+    long_wave_8x128 = 8 * (sms or _SMS) * (max(per_sm, 3) if per_sm else 0)
     if (time_major and not interpreted and itemsize >= 4 and estimator in _WALK_ESTIMATORS
             and 2048 <= N <= 8192 and 2048 <= T < 4096):
         # fp32 GAE, λ-returns, V-trace, Retrace: row blocks walking the rows, not the spans
@@ -85,14 +92,17 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 73.9 / 65.7 / 87.2 / 78.6 us vs 107.8 / 93.3 / 129.8 / 137.5, 8192x2048 158.7 /
         # 122.2 / 172.6 / 155.6 vs 206.0 / 181.3 / 250.9 / 267.3, 2100x3500 8x128 76.5 /
         # 66.7 / 92.7 / 82.7 vs 101.1 / 85.4 / 123.2 / 130.6 (x0.57-0.89 over 20 cells). The
-        # tile: 8x128/w8, twice the programs, while they fit in one wave (3000x2500 GAE 69.5
-        # vs 16x64/w8's 87.2, Retrace 83.3 vs 92.1), else 16x64/w8 (4096x2048 GAE 73.1 vs
-        # 87.1). Discounted returns and the forward scans keep the spans: the H200 tuner
+        # tile: 8x128/w8, twice the programs, while they fit in one wave (long_wave_8x128;
+        # 3000x2500 GAE 69.5 vs 16x64/w8's 87.2, Retrace 83.3 vs 92.1), else 16x64/w8
+        # (4096x2048 GAE 73.1 vs 87.1). Discounted returns and the forward scans keep the spans: the H200 tuner
         # timed 16x64/w8 at x2.98 the spans' time for discounted returns at 4096x2048 (164.5
         # us vs 55.2; x0.85-0.88 on the H100, forced) and x1.04-1.07 for the forward scans
-        # (x1.18-1.24 at 2048x2048, H100). So does bf16 (V-trace 98.6 vs 78.9 us, Retrace
-        # 83.4 vs 67.0 at 4096x2048, H200), and so do rows past 8192, where none was timed.
-        if N <= wave_8x128:
+        # (x1.18-1.24 at 2048x2048, H100). Forced on an H100 (fifty-fourth session, the probe
+        # file above), the tiles this rule would give them won at 15 of 15 cells, x0.71-0.95
+        # the spans' time (8192x2048 eligibility traces 103.4 vs 137.4 us): an H200 must time
+        # them before they walk. So does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4 vs 67.0 at 4096x2048,
+        # H200), and so do rows past 8192, where none was timed.
+        if N <= long_wave_8x128:
             return dict(_ROW_BLOCK_8X128)
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
     if time_major and not interpreted and N >= 128 and (N >= 32768 or T >= 2048):
@@ -171,6 +181,24 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 17.6 / 20.9 vs 14.4 / 15.4 / 18.3). From 1024 steps below 4096 rows, spans of 8 chunks
         # of 32x8 tiles of one row a lane (the tuned 4096x512 winner): 2048x1536 eligibility
         # traces 25.0 vs 64.8, bf16 V-trace 35.9 vs 90.2, 1536x1024 Retrace 29.0 vs 42.4.
+        if N < 4096 and (T >= 1024 or (T >= 768 and itemsize <= 2)) and \
+                N >= _long_rows_walk_from(estimator, itemsize):
+            # Row blocks, not the lane-row spans below, where enough rows fill the GPU: the
+            # spans read the inputs twice, which costs more than row blocks' latency once the
+            # rows reach 2048 (fp32 GAE, λ-returns, V-trace), 1024 (fp32 Retrace) or 2816
+            # (fp32 forward scans, bf16 Retrace). H100, forced, fifty-fourth session (probes/
+            # 2026-12-07_fiftyfourth_session_time_major_mid_long_ab_h100.txt; 1024-4000 rows x
+            # 1024-2000 steps), the spans' time x1.1-1.9 the best tile's there (fp32 Retrace
+            # 3500x1024 76.0 us vs 16x64/w8's 39.9, GAE 3000x1500 67.6 vs 8x128/w8's 42.9); at
+            # 2500 rows the forward scans' spans still won (discounted returns 2500x1500 32.3 vs
+            # 36.9), at 3000 they lost (37.7 vs 35.3). 8x128/w8 up to 3 rows-of-8 an SM (4 for
+            # the forward scans), then 16x64/w8 (3500x1024 GAE 38.4 vs 48.2). This rule's tiles
+            # against the spans over the cells of that file, the 7 checked after it included:
+            # fp32 GAE / λ-returns / V-trace / Retrace x0.78 (geomean of 91 cells; x0.53-1.17:
+            # 2300x1300 V-trace lost, 59.7 vs 51.1, and 1200x1800 Retrace, 43.3 vs 39.7), fp32
+            # forward scans x0.95 (26; x0.85-1.20: 3200x1700 lost, 51.9 vs 45.4), bf16
+            # Retrace x0.87 (10; x0.78-0.94).
+            return dict(_ROW_BLOCK_8X128) if N <= long_wave_8x128 else cfg
         if N < 4096 and (T >= 1024 or (T >= 768 and itemsize <= 2)):
             # 2-byte inputs from 768 steps (H100, forced, fifty-third session, same file):
             # bf16 2500x900 GAE / V-trace / discounted returns / traces 26.5 / 33.8 / 20.3 /
@@ -311,8 +339,8 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
 # 242 us for 64 chunks per row, 6.2x the floor), so split rows whenever there are fewer than
 # ~8 row programs per SM, aiming at ~60 programs per SM of a 132-SM H200.
 _MIN_PROGRAMS, _TARGET_PROGRAMS = 1024, 8192
-# The estimators whose fp32 rows of 2048-8192 rows x 2048-4095 steps walk in row blocks
-# (heuristic_config).
+# The estimators whose fp32 time-major calls of 2048-8192 rows x 2048-4095 steps, and of
+# 2048-4095 rows x 1024-2047 steps, walk in row blocks (heuristic_config).
 _WALK_ESTIMATORS = ("gae", "lambda_returns", "vtrace", "retrace")
 # Programs of a time-major 8x128/w8 row block resident on an SM, from their registers (ptxas of
 # triton 3.6, sm_90, kernel_resources.py at 2048x512, fp32 and bf16 alike): 74-80 (24 warps: 3
@@ -320,6 +348,20 @@ _WALK_ESTIMATORS = ("gae", "lambda_returns", "vtrace", "retrace")
 _ROW_BLOCK_8X128_PROGRAMS_PER_SM = {"discounted_returns": 3, "gae": 3, "lambda_returns": 3,
                                     "vtrace": 2, "retrace": 3, "eligibility_traces": 4,
                                     "episodic_cumsum": 4, "linear_scan": 4}
+
+
+def _long_rows_walk_from(estimator: str, itemsize: int) -> float:
+    """The fewest rows from which a time-major call of 1024-2047 steps (bf16: 768) below 4096
+    rows walks in row blocks rather than lane-row spans (heuristic_config); inf: never."""
+    if estimator not in _ROW_BLOCK_8X128_PROGRAMS_PER_SM:
+        return math.inf
+    if itemsize >= 4 and estimator in _WALK_ESTIMATORS:
+        return 1024 if estimator == "retrace" else 2048
+    if itemsize >= 4 or estimator == "retrace":
+        return 2816        # halfway between the measured 2500 (spans won) and 3000 (lost)
+    return math.inf
+
+
 _MAX_SPANS = 65535   # CUDA's limit on a grid's y dimension (the spans of a row)
 _MIN_WIDE_ROWS = 256   # below, wide row blocks leave the GPU idle and spans win
 # A chunked fix-up program folds the K earlier span summaries itself (one scan over a
