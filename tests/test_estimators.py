@@ -1251,14 +1251,15 @@ _ROWS_ON_4_WARPS = dict(strategy="row_block", BLOCK_N=4, BLOCK_T=256, num_warps=
 def test_untuned_fp32_time_last_calls_of_1024_long_rows_match_reference(
         backend, device, est, monkeypatch):
     """The heuristic's configs for untuned fp32 time-last calls of 1024+ rows from 2048 steps:
-    GAE's rows each on 4 warps, two-level (launch.heuristic_config's GAE-only rule), the other
-    estimators' 1x512/w4 row blocks: in the interpreter the split tile forced on 3 rows x 600
+    GAE's, V-trace's and Retrace's rows each on 4 warps, two-level, the other estimators'
+    1x512/w4 row blocks: in the interpreter the split tile forced on 3 rows x 600
     steps (a ragged row tile, a ragged last chunk; every estimator); on the GPU the heuristic
     itself, with no DB entry, at 1030x2100."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(1030, 2100)], cpu_shape=(3, 600),
         forced=[_ROWS_ON_4_WARPS], seed=53,
-        expected=lambda N, T: _ROWS_ON_4_WARPS if est == "gae" else _WIDE_ROWS)
+        expected=lambda N, T: _ROWS_ON_4_WARPS if est in ("gae", "vtrace", "retrace")
+        else _WIDE_ROWS)
 
 
 _SPANS_OF_4 = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, CHUNKS_PER_SPAN=4,

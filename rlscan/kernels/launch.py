@@ -274,12 +274,16 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # 195.7 / 72.1.
             return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
                     "SPLIT": 4, "TWO_LEVEL": True, "GROUP": 8}
-        if estimator == "gae":
+        if estimator in ("gae", "vtrace", "retrace"):
             # fp32 GAE: the same split, two-level without groups (same file): 1200x6000 53.8
             # us against 1x512/w4's 66.2 (grouped 57.5), 2500x5000 89.7 vs 103.7 (90.5),
             # 1100x20000 165.3 vs 209.7 (184.3). The tuners' timings on the grid: x0.95-1.01
-            # (1024x2048, 1024x8192, 2048x2048; heuristic_vs_db.py). Not for the others:
-            # V-trace x0.95-1.00, eligibility traces x0.997-1.19, discounted returns x0.95-1.05
+            # (1024x2048, 1024x8192, 2048x2048; heuristic_vs_db.py). V-trace and Retrace too
+            # (H100, forced, fifty-fourth session, probes/2026-12-07_fiftyfourth_session_split_
+            # rows_time_last_ab_h100.txt; 1100-4000 rows x 2500-16000 steps): V-trace x0.87-
+            # 1.00 over 8 cells (1500x4000 51.5 us vs 59.2), Retrace x0.75-1.02 (1200x8000 79.2
+            # vs 106.0). Not for the others: λ-returns x0.78-1.15 (1100x12000 88.5 vs 77.3),
+            # discounted returns x0.84-1.06, eligibility traces x0.997-1.19 (fiftieth session)
             return {"strategy": "row_block", "BLOCK_N": 4, "BLOCK_T": 256, "num_warps": 4,
                     "SPLIT": 4, "TWO_LEVEL": True}
         return {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
