@@ -1215,14 +1215,15 @@ _TENS_OF_ROWS_SPANS = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=
 def test_untuned_time_major_calls_of_16k_rows_or_tens_of_long_rows_match_reference(
         backend, device, est, monkeypatch):
     """The heuristic's configs for untuned [T, N] buffers of 16384-32767 rows x 128-1023 steps
-    (32x16/w1 row blocks of one row a lane) and of 32-63 rows from 32768 steps (spans of 4
+    (32x16/w1 row blocks of one row a lane) and of 32-127 rows from 4096 steps (spans of 4
     chunks of 32x8/w1): in the interpreter forced on 37 rows x 90 steps (a ragged row tile,
     last chunk and last span); on the GPU the heuristic itself, with no DB entry, at
-    17000x200 and 40x33000."""
+    17000x200, 40x33000 and 100x5000."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(17000, 200), (40, 33000)],
+        backend, device, est, monkeypatch, gpu_shapes=[(17000, 200), (40, 33000), (100, 5000)],
         cpu_shape=(37, 90), forced=[_MANY_ROWS_LANES, _TENS_OF_ROWS_SPANS], seed=43,
-        time_major=True, expected=lambda N, T: _MANY_ROWS_LANES if N > 64 else _TENS_OF_ROWS_SPANS)
+        time_major=True,
+        expected=lambda N, T: _MANY_ROWS_LANES if N > 128 else _TENS_OF_ROWS_SPANS)
 
 
 def _split_rows(s):

@@ -1482,8 +1482,10 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
 def test_time_major_16k_rows_take_lane_row_blocks_and_tens_of_long_rows_take_spans(
         monkeypatch):
     """Untuned time-major calls of 16384-32767 rows x 128-1023 steps run 32x16/w1 row blocks of
-    one row a lane; of 32-63 rows from 32768 steps, spans of 4 chunks of 32x8/w1. Neighbours
-    keep their configs, and time-last calls are unchanged."""
+    one row a lane; of 32-127 rows from 4096 steps (17-31 rows from 16384), spans of 4 chunks of
+    32x8/w1 (forced on an H100: x0.54-0.86 the one-chunk 16x64/w8 spans' time over 18 cells,
+    which won at 2048-4000 steps). Neighbours keep their configs, and time-last calls are
+    unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     lanes = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
              "LANE_ROWS": True}
@@ -1491,12 +1493,15 @@ def test_time_major_16k_rows_take_lane_row_blocks_and_tens_of_long_rows_take_spa
              "CHUNKS_PER_SPAN": 4}
     for N, T in ((16384, 128), (20000, 500), (32767, 1023)):
         assert heuristic_config(N, T, time_major=True) == lanes, (N, T)
-    for N, T in ((32, 32768), (63, 1 << 20)):
-        assert heuristic_config(N, T, time_major=True) == spans, (N, T)
+    for N, T in ((32, 32768), (63, 1 << 20), (32, 4096), (100, 5000), (127, 60000),
+                 (17, 16384), (31, 30000)):
+        for est in list(tuning.KERNEL_NAMES.values()) + [""]:
+            for itemsize in (4, 2):
+                assert heuristic_config(N, T, True, itemsize, est) == spans, (N, T, est)
     C.validate(lanes)
     C.validate(spans)
-    for N, T in ((16384, 127), (16384, 1024), (32768, 512), (16383, 512), (31, 32768),
-                 (64, 32768), (32, 32767)):
+    for N, T in ((16384, 127), (16384, 1024), (32768, 512), (16383, 512), (32, 4095),
+                 (127, 2048), (128, 32768), (16, 1 << 20), (17, 16383), (31, 4096)):
         got = heuristic_config(N, T, time_major=True)
         assert got not in (lanes, spans), (N, T)
     assert heuristic_config(20000, 500) != lanes and heuristic_config(40, 40000) != spans

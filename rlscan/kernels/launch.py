@@ -94,14 +94,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 66.7 / 92.7 / 82.7 vs 101.1 / 85.4 / 123.2 / 130.6 (x0.57-0.89 over 20 cells). The
         # tile: 8x128/w8, twice the programs, while they fit in one wave (long_wave_8x128;
         # 3000x2500 GAE 69.5 vs 16x64/w8's 87.2, Retrace 83.3 vs 92.1), else 16x64/w8
-        # (4096x2048 GAE 73.1 vs 87.1). Discounted returns and the forward scans keep the spans: the H200 tuner
-        # timed 16x64/w8 at x2.98 the spans' time for discounted returns at 4096x2048 (164.5
-        # us vs 55.2; x0.85-0.88 on the H100, forced) and x1.04-1.07 for the forward scans
-        # (x1.18-1.24 at 2048x2048, H100). Forced on an H100 (fifty-fourth session, the probe
-        # file above), the tiles this rule would give them won at 15 of 15 cells, x0.71-0.95
-        # the spans' time (8192x2048 eligibility traces 103.4 vs 137.4 us): an H200 must time
-        # them before they walk. So does bf16 (V-trace 98.6 vs 78.9 us, Retrace 83.4 vs 67.0 at 4096x2048,
-        # H200), and so do rows past 8192, where none was timed.
+        # (4096x2048 GAE 73.1 vs 87.1). Discounted returns and the forward scans keep the
+        # spans: the H200 tuner timed 16x64/w8 at x2.98 the spans' time for discounted returns
+        # at 4096x2048 (164.5 us vs 55.2; x0.85-0.88 on the H100, forced) and x1.04-1.07 for
+        # the forward scans (x1.18-1.24 at 2048x2048, H100). Forced on an H100 (fifty-fourth
+        # session, the probe file above), the tiles this rule would give them won at 15 of 15
+        # cells, x0.71-0.95 the spans' time (8192x2048 eligibility traces 103.4 vs 137.4 us):
+        # an H200 must time them before they walk. So does bf16 (V-trace 98.6 vs 78.9 us,
+        # Retrace 83.4 vs 67.0 at 4096x2048, H200), and so do rows past 8192, where none was
+        # timed.
         if N <= long_wave_8x128:
             return dict(_ROW_BLOCK_8X128)
         return dict(cfg, BLOCK_N=16, BLOCK_T=64, num_warps=8)
@@ -239,11 +240,18 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 31.4 / 39.4 / 74.1; 20000x700 74.0 / 110.4 / 172.8 against 97.1 / 121.3 / 151.9
         return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                 "LANE_ROWS": True}
-    if time_major and not interpreted and 32 <= N < 64 and T >= 1 << 15:
+    if time_major and not interpreted and 16 < N < 128 and T >= (4096 if N >= 32 else 16384):
         # spans of 4 chunks of 32x8/w1, the winner of all 32 of the 32x32768 buckets: x0.51
         # (H200) and x0.54 (H100) the one-chunk spans of 16x64/w8 (geomean; x0.45-0.61).
         # Forced off them (same file): 40x33000 24.4 / 29.1 / 35.7 us against 32.2 / 36.8 /
-        # 43.3, 48x100000 53.3 / 75.2 / 95.4 against 92.7 / 110.0 / 128.6
+        # 43.3, 48x100000 53.3 / 75.2 / 95.4 against 92.7 / 110.0 / 128.6. From 4096 steps
+        # and to 127 rows (H100, forced, fifty-fourth session, probes/2026-12-07_fiftyfourth_
+        # session_tens_of_rows_ab_h100.txt; GAE / discounted returns / V-trace): 100x5000 12.8
+        # / 11.7 / 17.2 us against 22.1 / 19.0 / 27.2, 64x8000 x0.67-0.74, 100x60000 93.0 /
+        # 58.4 / 109.4 against 141.3 / 108.7 / 169.4 (x0.54-0.86 over 18 cells; within x1.09
+        # of the best of four tiles); at 40x4000 and 64x2048 they lost (x1.09-1.63). 17-31
+        # rows from 16384 steps: one cell, 20x30000, x0.64 (15.6 / 14.1 / 19.7 us against 24.2
+        # / 22.2 / 30.7); 16384 is a guess between 4096 (lost at 40 rows) and 30000, untimed.
         return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and 128 <= N < 1024 and T >= 2048:
