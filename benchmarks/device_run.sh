@@ -95,9 +95,16 @@
 #   bash benchmarks/device_run.sh sl-retune    # the time-major buckets of discounted returns, GAE,
 #                                              # λ-returns at 64x512 and 4096 rows retuned (pruned
 #                                              # 1.3) with the SCALAR_LOADS twin of 16x64/w8 into
-#                                              # the tree's DB (fifty-first session; not yet run)
+#                                              # the tree's DB (fifty-first session; ran on an H100
+#                                              # in the fifty-fourth: 17 s)
 #   bash benchmarks/device_run.sh unaligned-tm # rlscan-bench --shapes unaligned, time-major, fp32
-#                                              # and bf16, no baselines (~2.5 min; not yet run)
+#                                              # and bf16, no baselines (~50 s on an H100)
+#   bash benchmarks/device_run.sh leads-ab     # the fifty-fourth session's audit leads, forced:
+#                                              # 512-1023 rows x 384-1023 steps time-major (8x128/
+#                                              # w8), 8192-16383 rows x 128-1023 (32x16/w1 lane
+#                                              # rows), time-last 128-1023 rows split 16/8 vs
+#                                              # 4x256/w4/sp4, and 128-255 rows x 1024-2047; then
+#                                              # the tens-of-rows GPU tests (~3 min; not yet run)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
 #                                              # of long rows (heuristic) against the spans and
 #                                              # 16x64/w8; 8x128/w8 against 16x64/w8 at
@@ -609,6 +616,26 @@ walks-ab)
       --configs heuristic,row_block:1x512:w4,row_block:4x256:w4:2l:sp4 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/wide_rows_ab.txt
   done ;;
+leads-ab)
+  # forced, outputs checked: where the fifty-fourth session's audit (results/probes/2026-12-07_
+  # fiftyfourth_session_tens_of_rows_ab_h100.txt) found the heuristic 1.1-1.3x the best tile
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in ${LEADS_ESTS:-gae discounted_returns vtrace retrace}; do
+    timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator $e --shapes 700x700,600x900,900x500,520x1000,800x400,1000x1000 \
+      --configs heuristic,row_block:8x128:w8,row_block:16x64:w8:sl,chunked:32x8:w1:c8:lr 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/leads_ab.txt
+    timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator $e --shapes 12000x200,9000x300,10000x600,8192x128,15000x900 \
+      --configs heuristic,row_block:32x16:w1:lr,row_block:16x64:w8:sl,row_block:32x64:w4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/leads_ab.txt
+    timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e \
+      --shapes 300x3000,400x2500,600x9000,200x3000,700x2100,200x1500,300x1200,150x1800 \
+      --configs heuristic,row_block:16x128:w16:2l:sp16,row_block:8x128:w8:2l:sp8,row_block:4x256:w4:2l:sp4,row_block:1x512:w4 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/leads_ab.txt
+  done
+  (cd $R/tests && timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" \
+    test_estimators.py test_tuning.py -k "tens or 1024_steps or long_rows" 2>&1 | tail -3) ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
