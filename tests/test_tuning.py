@@ -1148,9 +1148,8 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
     Retrace walk their rows in row blocks (forced on an H100: x0.57-0.89 the spans' time over
     20 cells), 8x128/w8 while its programs fit in one wave of 132 SMs (up to 8 rows a program
     slot, 3 slots an SM: V-trace's registers allow 2, but its rows this long won with 3), then
-    16x64/w8. Past 8192 rows, and for
-    discounted returns, the forward scans, bf16 and other step counts, the spans of 128x4
-    tiles."""
+    16x64/w8. Past 8192 rows, and for discounted returns, the forward scans, bf16 and other
+    step counts, the spans of 128x4 tiles."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     spans = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
              "CHUNKS_PER_SPAN": 8}
