@@ -52,7 +52,8 @@ import torch
 from rlscan import tuning
 from rlscan.kernels import configs as C
 from rlscan.kernels import launch, lookback_state
-from rlscan.kernels.launch import force_config, heuristic_config
+from rlscan.kernels.heuristic import heuristic_config
+from rlscan.kernels.launch import force_config
 from rlscan.tune import grid, timing
 from rlscan.tune.bench import copy_bandwidth, device_us, input_set_count
 from rlscan.tuning import which_config

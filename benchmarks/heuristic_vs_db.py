@@ -8,9 +8,10 @@ candidate. Two reports:
     python benchmarks/heuristic_vs_db.py tuning_db/*.json --against 44a48a0   # vs that revision
 
 The first lists the (layout, dtype, rows bucket, steps bucket) groups where
-``launch.heuristic_config`` is furthest from the tuned winners (geomean over the group's
+``heuristic.heuristic_config`` is furthest from the tuned winners (geomean over the group's
 entries, and the config that would have done best there). The second compares the current
-heuristic with ``rlscan/kernels/launch.py`` at a git revision, entry by entry where the two
+heuristic with the one at a git revision (``rlscan/kernels/heuristic.py``, or ``launch.py``
+before the heuristic had its own module), entry by entry where the two
 choose differently: new ÷ old time, per DB and shape. How the forty-sixth session chose its
 rules (benchmarks/NOTES.md). A config not timed in an entry (not a candidate there, or pruned
 by ``rlscan-tune --prune``) is counted as untimed, never guessed. Forward scans drop the
@@ -129,10 +130,16 @@ def compare(paths, old, new) -> str:
 
 
 def heuristic_at(revision: str):
-    """``heuristic_config`` of rlscan/kernels/launch.py at a git revision."""
+    """``heuristic_config`` at a git revision: rlscan/kernels/heuristic.py, or launch.py for a
+    revision from before that module."""
     root = Path(__file__).resolve().parents[1]
-    text = subprocess.run(["git", "show", f"{revision}:rlscan/kernels/launch.py"], cwd=root,
-                          capture_output=True, text=True, check=True).stdout
+    for name in ("heuristic.py", "launch.py"):
+        shown = subprocess.run(["git", "show", f"{revision}:rlscan/kernels/{name}"], cwd=root,
+                               capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    text = shown.stdout
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "launch_at_revision.py"
         path.write_text(text)
@@ -150,7 +157,7 @@ def main(argv=None) -> int:
     p.add_argument("--top", type=int, default=20)
     args = p.parse_args(argv)
     os.environ.pop("TRITON_INTERPRET", None)     # the GPU's rules, not the interpreter's tiles
-    from rlscan.kernels.launch import heuristic_config
+    from rlscan.kernels.heuristic import heuristic_config
     if args.against:
         sys.stdout.write(compare(args.db, heuristic_at(args.against), heuristic_config))
     else:

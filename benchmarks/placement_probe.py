@@ -21,7 +21,8 @@ import sys
 
 import torch
 
-from rlscan.kernels.launch import force_config, heuristic_config
+from rlscan.kernels.heuristic import heuristic_config
+from rlscan.kernels.launch import force_config
 from rlscan.tune import grid, timing
 from rlscan.tune.bench import device_us
 

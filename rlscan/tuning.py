@@ -16,7 +16,7 @@ one :class:`RLScanTuningWarning` and is skipped; entries made for another kernel
 Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Rows N and steps
 T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
 bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
-``rlscan.kernels.launch.heuristic_config`` for the exact shape, layout, item size and
+``rlscan.kernels.heuristic.heuristic_config`` for the exact shape, layout, item size and
 estimator, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess,
 because a config tuned for another shape can be much slower than the heuristic (leave-one-out
 over the grid, the nearest bucket's winner beat the heuristic in about half the buckets, with
@@ -66,10 +66,11 @@ KERNEL_NAMES = {P.DISC: "discounted_returns", P.GAE: "gae", P.LAMBDA: "lambda_re
 ESTIMATORS = tuple(KERNEL_NAMES.values())
 
 # The files whose text decides what a tuned config measured: the kernel sources. configs.py
-# only lists candidates and launch.py only turns a config into launches (host work, which
-# device time does not see), so editing them leaves measured winners valid; a change in what
+# only lists candidates, heuristic.py picks a config where no entry does and launch.py only
+# turns a config into launches (host work, which device time does not see), so editing them
+# leaves measured winners valid; a change in what
 # a config *means* (its keys, the strategies' grids) must bump CONFIG_SEMANTICS instead.
-_SOURCE_EXCLUDE = {"__init__.py", "configs.py", "launch.py"}
+_SOURCE_EXCLUDE = {"__init__.py", "configs.py", "heuristic.py", "launch.py"}
 CONFIG_SEMANTICS = 1
 
 
@@ -490,13 +491,13 @@ def select_config(pb: P.Problem) -> dict:
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
               estimator: str = "", sms: Optional[int] = None) -> dict:
-    """``launch.heuristic_config``, memoised per exact call (shape, layout, item size,
+    """``heuristic.heuristic_config``, memoised per exact call (shape, layout, item size,
     estimator: a kernel name of ``KERNEL_NAMES``, the GPU's SM count ``sms``, None for the
     H200's): it costs ~7 us a call against 0.4 us for a DB hit, and an untuned shape should
     not pay that on every call."""
     global _heuristic_cached
     if _heuristic_cached is None:
-        from .kernels.launch import heuristic_config
+        from .kernels.heuristic import heuristic_config
         _heuristic_cached = functools.lru_cache(maxsize=4096)(heuristic_config)
     return _heuristic_cached(N, T, time_major, itemsize, estimator, sms)
 

@@ -11,7 +11,7 @@ import torch
 
 import rlscan
 from rlscan import tuning
-from rlscan.kernels import configs as C, launch, lookback_state
+from rlscan.kernels import configs as C, heuristic, launch, lookback_state
 from rlscan.kernels.launch import force_config
 
 import cases
@@ -841,7 +841,7 @@ def test_time_major_rows_of_more_than_65535_spans_match_the_time_last_call():
     rows time-last (whose 1x1024 spans stay within the limit)."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    from rlscan.kernels.launch import heuristic_config
+    from rlscan.kernels.heuristic import heuristic_config
     N, T = 32, 32 * 65535 + 4096
     cfg = heuristic_config(N, T, time_major=True)
     assert -(-T // (cfg["BLOCK_T"] * cfg["CHUNKS_PER_SPAN"])) > 65535, cfg
@@ -1194,7 +1194,7 @@ _MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=
 @pytest.mark.parametrize("est", ESTIMATORS)
 def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est, monkeypatch):
     """The heuristic's configs for untuned [T, N] buffers of 1024-16383 rows below 2048 steps
-    (launch.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
+    (heuristic.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
     one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``): in the interpreter forced on
     37 rows x 100 steps (ragged row tiles, a ragged last chunk and span); on the GPU the
     heuristic itself, with no DB entry, at 1030x300 and 1100x1030 (Retrace: 8x128/w8)."""
@@ -1556,11 +1556,11 @@ def test_scalar_loads_tiles_run_the_unspecialised_kernel_in_time_major_buffers_o
 def test_the_heuristics_16x64_time_major_tiles_ask_for_scalar_loads(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     for N, T in ((1500, 600), (80, 3008), (24, 12000), (1000, 200)):
-        cfg = launch.heuristic_config(N, T, time_major=True)
+        cfg = heuristic.heuristic_config(N, T, time_major=True)
         assert (cfg["BLOCK_N"], cfg["BLOCK_T"], cfg["num_warps"]) == (16, 64, 8), (N, T)
         assert cfg["SCALAR_LOADS"] is True and C.validate(cfg)["SCALAR_LOADS"], (N, T)
     for N, T, tm in ((1000, 3000, True), (8, 40, True), (1500, 600, False)):
-        assert "SCALAR_LOADS" not in launch.heuristic_config(N, T, time_major=tm), (N, T, tm)
+        assert "SCALAR_LOADS" not in heuristic.heuristic_config(N, T, time_major=tm), (N, T, tm)
 
 
 def test_align_is_the_largest_power_of_two_below_16_dividing_every_length():

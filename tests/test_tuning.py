@@ -20,7 +20,8 @@ import rlscan
 from rlscan import _problem as P
 from rlscan import tuning
 from rlscan.kernels import configs as C
-from rlscan.kernels.launch import force_config, heuristic_config
+from rlscan.kernels.heuristic import heuristic_config
+from rlscan.kernels.launch import force_config
 from rlscan.tune import db, grid, sweep
 from rlscan.tune.workers import Workers, proxy
 
