@@ -138,12 +138,13 @@ def heuristic_at(revision: str):
                                capture_output=True, text=True)
         if shown.returncode == 0:
             break
-    shown.check_returncode()
-    text = shown.stdout
+    shown.check_returncode()          # neither file there: git's error, not a silent fallback
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "launch_at_revision.py"
-        path.write_text(text)
-        spec = importlib.util.spec_from_file_location("rlscan.kernels._launch_at_revision", path)
+        path = Path(d) / "heuristic_at_revision.py"
+        path.write_text(shown.stdout)
+        # a module of rlscan.kernels, so that the file's relative imports resolve
+        spec = importlib.util.spec_from_file_location("rlscan.kernels._heuristic_at_revision",
+                                                      path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return module.heuristic_config

@@ -2367,6 +2367,31 @@ def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp
     assert "| gpu-x | 4096x128 | time_last | float32 | 0 | nan | — | 1 |" in text
 
 
+def test_heuristic_vs_db_reads_a_revisions_heuristic_from_its_module_or_the_older_launcher(
+        monkeypatch):
+    """``heuristic_at(REV)`` execs rlscan/kernels/heuristic.py as it was at REV, or launch.py
+    for a revision from before the heuristic had its own module (``git show`` fails there);
+    a revision with neither is an error, not a silent fallback."""
+    hv = _benchmark_script("heuristic_vs_db")
+    files = {"new:rlscan/kernels/heuristic.py": "def heuristic_config(N, T, tm):\n"
+                                                "    return {'from': 'heuristic.py', 'N': N}\n",
+             "old:rlscan/kernels/launch.py": "def heuristic_config(N, T, tm):\n"
+                                             "    return {'from': 'launch.py', 'N': N}\n"}
+    asked = []
+
+    def show(cmd, **kw):
+        asked.append(cmd[-1])
+        text = files.get(cmd[-1])
+        return subprocess.CompletedProcess(cmd, 0 if text else 128, text or "", "")
+    monkeypatch.setattr(hv.subprocess, "run", show)
+    assert hv.heuristic_at("new")(7, 8, False) == {"from": "heuristic.py", "N": 7}
+    assert asked == ["new:rlscan/kernels/heuristic.py"]
+    assert hv.heuristic_at("old")(9, 8, False) == {"from": "launch.py", "N": 9}
+    assert asked[1:] == ["old:rlscan/kernels/heuristic.py", "old:rlscan/kernels/launch.py"]
+    with pytest.raises(subprocess.CalledProcessError):
+        hv.heuristic_at("nowhere")
+
+
 def test_kernel_resources_reports_each_launch_of_a_config_compiled_for_sm90():
     """benchmarks/kernel_resources.py compiles the launches a forced config makes (recorded
     from the launcher, not re-derived) for sm_90 without a GPU and reads registers and spills
