@@ -68,8 +68,8 @@ ESTIMATORS = tuple(KERNEL_NAMES.values())
 # The files whose text decides what a tuned config measured: the kernel sources. configs.py
 # only lists candidates, heuristic.py picks a config where no entry does and launch.py only
 # turns a config into launches (host work, which device time does not see), so editing them
-# leaves measured winners valid; a change in what
-# a config *means* (its keys, the strategies' grids) must bump CONFIG_SEMANTICS instead.
+# leaves measured winners valid; a change in what a config *means* (its keys, the
+# strategies' grids) must bump CONFIG_SEMANTICS instead.
 _SOURCE_EXCLUDE = {"__init__.py", "configs.py", "heuristic.py", "launch.py"}
 CONFIG_SEMANTICS = 1
 

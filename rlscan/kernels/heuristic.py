@@ -156,25 +156,24 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 17.6 / 20.9 vs 14.4 / 15.4 / 18.3). From 1024 steps below 4096 rows, spans of 8 chunks
         # of 32x8 tiles of one row a lane (the tuned 4096x512 winner): 2048x1536 eligibility
         # traces 25.0 vs 64.8, bf16 V-trace 35.9 vs 90.2, 1536x1024 Retrace 29.0 vs 42.4.
-        if N < 4096 and (T >= 1024 or (T >= 768 and itemsize <= 2)) and \
-                N >= _long_rows_walk_from(estimator, itemsize):
-            # Row blocks, not the lane-row spans below, where enough rows fill the GPU: the
-            # spans read the inputs twice, which costs more than row blocks' latency once the
-            # rows reach 2048 (fp32 GAE, λ-returns, V-trace), 1024 (fp32 Retrace) or 2816
-            # (fp32 forward scans, bf16 Retrace). H100, forced, fifty-fourth session (probes/
-            # 2026-12-07_fiftyfourth_session_time_major_mid_long_ab_h100.txt; 1024-4000 rows x
-            # 1024-2000 steps), the spans' time x1.1-1.9 the best tile's there (fp32 Retrace
-            # 3500x1024 76.0 us vs 16x64/w8's 39.9, GAE 3000x1500 67.6 vs 8x128/w8's 42.9); at
-            # 2500 rows the forward scans' spans still won (discounted returns 2500x1500 32.3 vs
-            # 36.9), at 3000 they lost (37.7 vs 35.3). 8x128/w8 up to 3 rows-of-8 an SM (4 for
-            # the forward scans), then 16x64/w8 (3500x1024 GAE 38.4 vs 48.2). This rule's tiles
-            # against the spans over the cells of that file, the 7 checked after it included:
-            # fp32 GAE / λ-returns / V-trace / Retrace x0.78 (geomean of 91 cells; x0.53-1.17:
-            # 2300x1300 V-trace lost, 59.7 vs 51.1, and 1200x1800 Retrace, 43.3 vs 39.7), fp32
-            # forward scans x0.95 (26; x0.85-1.20: 3200x1700 lost, 51.9 vs 45.4), bf16
-            # Retrace x0.87 (10; x0.78-0.94).
-            return dict(_ROW_BLOCK_8X128) if N <= long_wave_8x128 else cfg
         if N < 4096 and (T >= 1024 or (T >= 768 and itemsize <= 2)):
+            if N >= _long_rows_walk_from(estimator, itemsize):
+                # Row blocks, not the lane-row spans below, where enough rows fill the GPU: the
+                # spans read the inputs twice, which costs more than row blocks' latency once the
+                # rows reach 2048 (fp32 GAE, λ-returns, V-trace), 1024 (fp32 Retrace) or 2816
+                # (fp32 forward scans, bf16 Retrace). H100, forced, fifty-fourth session (probes/
+                # 2026-12-07_fiftyfourth_session_time_major_mid_long_ab_h100.txt; 1024-4000 rows x
+                # 1024-2000 steps), the spans' time x1.1-1.9 the best tile's there (fp32 Retrace
+                # 3500x1024 76.0 us vs 16x64/w8's 39.9, GAE 3000x1500 67.6 vs 8x128/w8's 42.9); at
+                # 2500 rows the forward scans' spans still won (discounted returns 2500x1500 32.3 vs
+                # 36.9), at 3000 they lost (37.7 vs 35.3). 8x128/w8 up to 3 rows-of-8 an SM (4 for
+                # the forward scans), then 16x64/w8 (3500x1024 GAE 38.4 vs 48.2). This rule's tiles
+                # against the spans over the cells of that file, the 7 checked after it included:
+                # fp32 GAE / λ-returns / V-trace / Retrace x0.78 (geomean of 91 cells; x0.53-1.17:
+                # 2300x1300 V-trace lost, 59.7 vs 51.1, and 1200x1800 Retrace, 43.3 vs 39.7), fp32
+                # forward scans x0.95 (26; x0.85-1.20: 3200x1700 lost, 51.9 vs 45.4), bf16
+                # Retrace x0.87 (10; x0.78-0.94).
+                return dict(_ROW_BLOCK_8X128) if N <= long_wave_8x128 else cfg
             # 2-byte inputs from 768 steps (H100, forced, fifty-third session, same file):
             # bf16 2500x900 GAE / V-trace / discounted returns / traces 26.5 / 33.8 / 20.3 /
             # 20.1 us against 8x128/w8's 30.9 / 47.9 / 24.5 / 23.4 (V-trace's 16x64/w8 45.7);
