@@ -633,6 +633,12 @@ leads-ab)
       --shapes 300x3000,400x2500,600x9000,200x3000,700x2100,200x1500,300x1200,150x1800 \
       --configs heuristic,row_block:16x128:w16:2l:sp16,row_block:8x128:w8:2l:sp8,row_block:4x256:w4:2l:sp4,row_block:1x512:w4 \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/leads_ab.txt
+    # time-major 128-1023 rows x 4096+ steps: lane-row spans (the rule) against 128x4 spans
+    timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator $e --shapes 200x12000,300x5000,150x20000,500x8000,800x6000 \
+      --configs heuristic,chunked:32x16:w1:c4:lr,chunked:128x4:w1:c8,chunked:32x8:w1:c4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/leads_ab.txt
+    [ $(( $(date +%s) - T0 )) -gt 420 ] && { echo "leads-ab: out of time after $e"; break; }
   done
   (cd $R/tests && timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" \
     test_estimators.py test_tuning.py -k "tens or 1024_steps or long_rows" 2>&1 | tail -3) ;;

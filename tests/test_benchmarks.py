@@ -37,6 +37,28 @@ def test_eager_call_time(benchmark, est, N, T, layout, monkeypatch):
     assert all(torch.isfinite(o).all() for o in out)
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["--dtypes", "float64"], "--dtypes: 'float64': expected a comma list of float32, bfloat16"),
+    (["--layouts", "time_major,rows"], "--layouts: 'rows': expected a comma list of time_last"),
+    (["--baselines", "compile,jit"], "--baselines: 'jit': expected a comma list of compile, loop"),
+    (["--estimators", "gea"], "--estimators: 'gea': expected a comma list of discounted_returns"),
+    (["--shapes", "4096x"], "--shapes: shape '4096x': expected ROWSxSTEPS")])
+def test_bench_rejects_bad_arguments_before_any_gpu_work(argv, expected, capsys, monkeypatch):
+    from rlscan.tune import bench
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)   # would go on to measure
+    monkeypatch.setattr(bench, "copy_bandwidth", lambda: pytest.fail("measured a bad call"))
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2 and expected in capsys.readouterr().err
+
+
+def test_bench_without_baselines_or_cuda_says_so(capsys, monkeypatch):
+    from rlscan.tune import bench
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert bench.main(["--baselines", "", "--layouts", "time_major, time_last"]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
 def test_bench_markdown_lists_every_cell_and_says_how_loop_was_warmed(tmp_path):
     """rlscan-bench's JSON holds the run as measured; its table: one line per cell with its
     figures, the bare launch timed beside its loop, absent figures (baselines, an older run's

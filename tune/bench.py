@@ -41,6 +41,7 @@ import triton.language as tl
 from . import grid, timing
 
 DEFAULT_OUT = os.path.join("benchmarks", "results")
+BASELINES = ("compile", "loop")   # _baseline's kinds
 
 
 def _events():
@@ -345,18 +346,24 @@ def plot(rows, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
+    p = argparse.ArgumentParser(prog="rlscan-bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--estimators", default=",".join(grid.ESTIMATORS[:7]))
-    p.add_argument("--shapes", default=None,
+    p.add_argument("--estimators", type=grid.comma_list(grid.ESTIMATORS),
+                   default=list(grid.ESTIMATORS[:7]),
+                   help="comma list of " + ", ".join(grid.ESTIMATORS) + " (default: all but "
+                        "linear_scan)")
+    p.add_argument("--shapes", type=grid.shapes_arg, default=None,
                    help="ROWSxSTEPS,... or names of sets: " + ", ".join(grid.NAMED_SHAPES)
                         + " (default: the standard grid)")
-    p.add_argument("--dtypes", default="float32")
-    p.add_argument("--layouts", default="time_last")
-    p.add_argument("--baselines", default="compile,loop",
-                   help="comma list of compile, loop; empty for none")
-    p.add_argument("--baseline-estimators", default="gae",
-                   help="estimators that also run the baselines (they are slow)")
+    p.add_argument("--dtypes", type=grid.comma_list(grid.DTYPES), default=["float32"],
+                   help="comma list of " + ", ".join(grid.DTYPES) + " (default: float32)")
+    p.add_argument("--layouts", type=grid.comma_list(grid.LAYOUTS), default=["time_last"],
+                   help="comma list of " + ", ".join(grid.LAYOUTS) + " (default: time_last)")
+    p.add_argument("--baselines", type=grid.comma_list(BASELINES, allow_empty=True),
+                   default=list(BASELINES), help="comma list of " + ", ".join(BASELINES)
+                                                 + "; empty for none")
+    p.add_argument("--baseline-estimators", type=grid.comma_list(grid.ESTIMATORS),
+                   default=["gae"], help="estimators that also run the baselines (they are slow)")
     p.add_argument("--sets", type=int, default=0,
                    help="input sets rotated in the device column's graph (default 0: enough to "
                         "span three L2 caches, at least 4; runs before the 2026-12-03 fix: 4)")
@@ -372,10 +379,8 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("rlscan-bench needs a CUDA GPU", file=sys.stderr)
         return 2
-    shapes = grid.parse_shapes(args.shapes) if args.shapes else list(grid.STANDARD_SHAPES)
-    ests = [e for e in args.estimators.split(",") if e]
-    base = [b for b in args.baselines.split(",") if b]
-    base_ests = set(args.baseline_estimators.split(","))
+    shapes = args.shapes or list(grid.STANDARD_SHAPES)
+    ests, base, base_ests = args.estimators, args.baselines, set(args.baseline_estimators)
     bw = copy_bandwidth()
     l2 = timing.l2_bytes(torch.device("cuda"))
     meta = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, l2_bytes=l2,
@@ -384,7 +389,7 @@ def main(argv=None):
     warm_host(args.host_warmup)
     meta["host_start"] = host_references()
     rows = []
-    todo = [(e, n, t, d, l) for d in args.dtypes.split(",") for l in args.layouts.split(",")
+    todo = [(e, n, t, d, l) for d in args.dtypes for l in args.layouts
             for n, t in shapes for e in ests]
     os.makedirs(args.out, exist_ok=True)
     for i, (e, n, t, d, l) in enumerate(todo):

@@ -31,17 +31,6 @@ from rlscan import tuning
 from . import grid
 
 
-def _list(choices):
-    def parse(text: str) -> List[str]:
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        bad = [t for t in items if t not in choices]
-        if bad or not items:
-            raise argparse.ArgumentTypeError(f"{','.join(bad) or text!r}: expected a comma list "
-                                             f"of {', '.join(choices)}")
-        return items
-    return parse
-
-
 def _factor(text: str) -> float:
     try:
         f = float(text)
@@ -52,26 +41,23 @@ def _factor(text: str) -> float:
     return f
 
 
-def _shapes(text: str):
-    try:
-        return grid.parse_shapes(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="rlscan-tune", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--estimators", type=_list(grid.ESTIMATORS), default=list(grid.ESTIMATORS),
+    p.add_argument("--estimators", type=grid.comma_list(grid.ESTIMATORS),
+                   default=list(grid.ESTIMATORS),
                    help="comma list (default: all): " + ", ".join(grid.ESTIMATORS))
     p.add_argument("--quick", action="store_true",
                    help=f"smoke test: shapes {grid.QUICK_SHAPES}, at most 6 candidates each")
-    p.add_argument("--shapes", type=_shapes, default=None,
+    p.add_argument("--shapes", type=grid.shapes_arg, default=None,
                    help="ROWSxSTEPS comma list instead of the standard grid of BENCHMARKS.md; "
                         "names stand for sets: " + ", ".join(grid.NAMED_SHAPES))
-    p.add_argument("--dtypes", type=_list(grid.DTYPES), default=list(grid.DTYPES))
-    p.add_argument("--layouts", type=_list(grid.LAYOUTS), default=list(grid.LAYOUTS))
+    p.add_argument("--dtypes", type=grid.comma_list(grid.DTYPES), default=list(grid.DTYPES),
+                   help="comma list (default: all): " + ", ".join(grid.DTYPES))
+    p.add_argument("--layouts", type=grid.comma_list(grid.LAYOUTS), default=list(grid.LAYOUTS),
+                   help="comma list (default: all): " + ", ".join(grid.LAYOUTS)
+                        + " ([N, T] and [T, N] buffers)")
     p.add_argument("--out", type=Path, default=None,
                    help=f"directory of the DB file (default: {tuning.user_dir()})")
     p.add_argument("--device", default="cuda", help="CUDA device (default: the current one)")

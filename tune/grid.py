@@ -9,7 +9,8 @@ Data is drawn from a generator seeded per input set, on the device that uses it:
 drawing on the same kind of device gets the same numbers, so a worker that computes set 0's
 float64 reference (``reference``) sees exactly the inputs the tuner checks.
 """
-from typing import List, NamedTuple, Sequence, Tuple
+import argparse
+from typing import Callable, List, NamedTuple, Sequence, Tuple
 
 import torch
 
@@ -95,6 +96,27 @@ def parse_shapes(text: str) -> List[Tuple[int, int]]:
             raise ValueError(f"shape {part!r}: rows and steps must be >= 1")
         shapes.append((n, t))
     return shapes
+
+
+def comma_list(choices: Sequence[str], allow_empty: bool = False) -> Callable[[str], List[str]]:
+    """An argparse type: a comma list of ``choices`` (rejected at parse time, before any GPU
+    work, naming what was expected); ``allow_empty``: "" is the empty list."""
+    def parse(text: str) -> List[str]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in choices]
+        if bad or not (items or allow_empty):
+            raise argparse.ArgumentTypeError(f"{','.join(bad) or text!r}: expected a comma list "
+                                             f"of {', '.join(choices)}")
+        return items
+    return parse
+
+
+def shapes_arg(text: str) -> List[Tuple[int, int]]:
+    """An argparse type: ``parse_shapes`` with its error as argparse's."""
+    try:
+        return parse_shapes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def cells(shapes: Sequence[Tuple[int, int]], estimators: Sequence[str],
