@@ -1188,21 +1188,34 @@ def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_sha
 _MID_TIME_MAJOR = [dict(strategy="row_block", BLOCK_N=16, BLOCK_T=64, num_warps=8,
                         SCALAR_LOADS=True),
                    dict(strategy="chunked", BLOCK_N=32, BLOCK_T=8, num_warps=1,
-                        CHUNKS_PER_SPAN=8, LANE_ROWS=True)]
+                        CHUNKS_PER_SPAN=8, LANE_ROWS=True),
+                   dict(strategy="row_block", BLOCK_N=32, BLOCK_T=64, num_warps=4)]
+
+
+def _mid_time_major_choice(est, N, T):
+    if N < 1024:
+        return _WALK_8                                     # 560-1023 rows x 384-1023 steps
+    if T >= 1024:
+        return _WALK_8 if est == "retrace" else _MID_TIME_MAJOR[1]   # fp32 Retrace walks
+    if N >= 8192 and est in ("discounted_returns", "eligibility_traces"):
+        return _MID_TIME_MAJOR[2]                          # fp32, the lightest kernels
+    return _MID_TIME_MAJOR[0]
 
 
 @pytest.mark.parametrize("est", ESTIMATORS)
 def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est, monkeypatch):
-    """The heuristic's configs for untuned [T, N] buffers of 1024-16383 rows below 2048 steps
+    """The heuristic's configs for untuned [T, N] buffers of 560-16383 rows below 2048 steps
     (heuristic.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
-    one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``): in the interpreter forced on
-    37 rows x 100 steps (ragged row tiles, a ragged last chunk and span); on the GPU the
-    heuristic itself, with no DB entry, at 1030x300 and 1100x1030 (Retrace: 8x128/w8)."""
+    one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``; 8x128/w8 row blocks below 1024
+    rows; 32x64/w4 row blocks for fp32 discounted returns and traces from 8192 rows): in the
+    interpreter forced on 37 rows x 100 steps (ragged row tiles, a ragged last chunk and span);
+    on the GPU the heuristic itself, with no DB entry, at 1030x300, 1100x1030 (Retrace:
+    8x128/w8), 700x700 and 9000x300."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(1030, 300), (1100, 1030)],
+        backend, device, est, monkeypatch,
+        gpu_shapes=[(1030, 300), (1100, 1030), (700, 700), (9000, 300)],
         cpu_shape=(37, 100), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
-        expected=lambda N, T: _MID_TIME_MAJOR[int(T >= 1024 and N < 4096)]
-        if T < 1024 or est != "retrace" else _WALK_8)     # fp32 Retrace walks from 1024 rows
+        expected=lambda N, T: _mid_time_major_choice(est, N, T))
 
 
 _MANY_ROWS_LANES = dict(strategy="row_block", BLOCK_N=32, BLOCK_T=16, num_warps=1,
@@ -1233,14 +1246,16 @@ def _split_rows(s):
 
 @pytest.mark.parametrize("est", ESTIMATORS)
 def test_untuned_long_time_last_rows_match_reference(backend, device, est, monkeypatch):
-    """The heuristic's configs for untuned time-last calls of 128-1023 rows from 2048 steps
-    (a row on 16 warps below 512 rows, on 8 from there; two-level where backward): in the
+    """The heuristic's configs for untuned time-last calls of 128-1023 rows from 2048 steps, and
+    of 128-511 rows from 1024 (a row on 16 warps below 512 rows from 4096 steps, else on 8;
+    two-level where backward): in the
     interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
-    on the GPU the heuristic itself, with no DB entry, at 200x4100 and 600x2100."""
+    on the GPU the heuristic itself, with no DB entry, at 200x4100, 600x2100 and 300x1500 (below
+    512 rows 8 warps from 1024 steps, 16 from 4096)."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100)],
+        backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100), (300, 1500)],
         cpu_shape=(3, 1100), forced=[_split_rows(16), _split_rows(8)], seed=31,
-        expected=lambda N, T: _split_rows(16 if N < 512 else 8))
+        expected=lambda N, T: _split_rows(16 if N < 512 and T >= 4096 else 8))
 
 
 _WIDE_ROWS = dict(strategy="row_block", BLOCK_N=1, BLOCK_T=512, num_warps=4)

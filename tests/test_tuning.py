@@ -1179,13 +1179,15 @@ def test_untuned_fp32_time_major_rows_of_2048_steps_walk_for_the_heaviest_backwa
         {k: v for k, v in walk16.items() if k != "SCALAR_LOADS"})
 
 
-def test_untuned_time_major_calls_of_1024_to_4095_rows_of_384_to_1023_steps_take_8_row_tiles(
+def test_untuned_time_major_calls_of_560_to_4095_rows_of_384_to_1023_steps_take_8_row_tiles(
         monkeypatch):
     """[T, N] buffers of 1024-4095 rows x 384-1023 steps (bf16: 767): 8x128/w8 row blocks,
     twice the programs of the 16x64/w8 tiles (which make one an SM or fewer there), while they
     fit in one wave of 132 SMs: up to 8 rows a program slot, 3 slots an SM by their registers
     (V-trace 2, the forward scans 4). bf16 from 768 steps takes the lane-row spans of longer
-    rows. Outside, and for a call that names no estimator, the 16x64/w8 tiles as before."""
+    rows. 560-1023 rows x 384-1023 steps take them too, in either dtype, where the split would
+    run one-chunk spans of 16x64/w8. Outside, and for a call that names no estimator, the
+    16x64/w8 tiles as before."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
@@ -1203,7 +1205,10 @@ def test_untuned_time_major_calls_of_1024_to_4095_rows_of_384_to_1023_steps_take
             if 8 * n < 4095:
                 assert heuristic_config(8 * n + 1, 512, True, itemsize, est) == \
                     heuristic_config(8 * n + 1, 512, True, itemsize), est
-            for N, T in ((1023, 512), (2048, 383), (4096, 512), (2047, 1024)):
+            for N, T in ((560, 384), (700, 700), (1023, 1023), (1023, 900)):
+                assert heuristic_config(N, T, True, itemsize, est) == walk8, (est, N, T)
+            for N, T in ((559, 512), (1023, 383), (700, 1024), (2048, 383), (4096, 512),
+                         (2047, 1024)):
                 if (N, T, itemsize, est) != (2047, 1024, 4, "retrace"):    # walks from 1024
                     assert heuristic_config(N, T, True, itemsize, est) == \
                         heuristic_config(N, T, True, itemsize), (est, N, T)
@@ -1212,6 +1217,7 @@ def test_untuned_time_major_calls_of_1024_to_4095_rows_of_384_to_1023_steps_take
             assert heuristic_config(2500, T, True, 2, est) == lanes, (est, T)
         assert heuristic_config(2048, 512, False, 4, est) != walk8, est     # time-last
     assert heuristic_config(2048, 512, True)["BLOCK_N"] == 16
+    assert heuristic_config(700, 700, True)["BLOCK_N"] == 16
     assert heuristic_config(3000, 512, True, 4, "gae", sms=108) == \
         heuristic_config(3000, 512, True)                                   # 8 x 324 = 2592
 
@@ -1382,14 +1388,17 @@ def test_untuned_fp32_gae_vtrace_retrace_calls_of_1024_rows_of_2048_steps_split_
 def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winners_tiles(
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
-    below 2048 steps one row a program in 512-step chunks instead; with fewer rows or longer
+    below 2048 steps (128-511 rows: below 1024) one row a program in 512-step chunks instead
+    (128-511 rows from 1024 steps split each row over warps); with fewer rows or longer
     ones spans of 4 chunks from 3072 chunks in all, of 2 from 2048 (from 1024 where a row
     holds 192+ chunks), else one-chunk spans as
     before. A single row keeps its 1x1024 spans; time-major is unchanged."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     wide = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
-    for N, T in ((64, 512), (64, 385), (1024, 1024), (300, 2047), (2046, 1000)):
+    for N, T in ((64, 512), (64, 385), (1024, 1024), (300, 1023), (127, 2047), (512, 2047),
+                 (2046, 1000)):
         assert heuristic_config(N, T) == wide, (N, T)
+    assert heuristic_config(300, 2047)["SPLIT"] == heuristic_config(128, 1024)["SPLIT"] == 8
     assert heuristic_config(2047, 1000)["BLOCK_T"] == 128     # 1024 row programs: no split
     assert heuristic_config(63, 512)["CHUNKS_PER_SPAN"] == 1
     spans = {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2,

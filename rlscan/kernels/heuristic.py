@@ -144,6 +144,14 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 8-row tiles of 4+ rows took 1.3-1.8x these
         return {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 64, "num_warps": 2,
                 "CHUNKS_PER_SPAN": 4}
+    if (time_major and not interpreted and itemsize >= 4 and 8192 <= N < 16384 and 128 <= T < 1024
+            and estimator in ("discounted_returns", "eligibility_traces")):
+        # fp32 discounted returns and eligibility traces, the lightest kernels: 32x64/w4 row
+        # blocks, not 16x64/w8 (H100, forced, fifty-fifth session, the leads file of the rule
+        # below): x0.78-0.99 over 10 cells of 8192-15000 rows x 128-900 steps (discounted
+        # returns 12000x200 17.7 us vs 22.0, traces 10000x600 34.8 vs 42.7); the other
+        # estimators lost with them (V-trace 9000x300 49.0 vs 38.3) or split (GAE x0.88-1.26)
+        return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
     if time_major and not interpreted and 1024 <= N < 16384:
         # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
         # rollouts, off the tuned grid: the split below (too few row programs) would run the
@@ -201,6 +209,14 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return dict(_ROW_BLOCK_8X128)
         return cfg
+    if time_major and not interpreted and per_sm and 560 <= N < 1024 and 384 <= T < 1024:
+        # 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles the
+        # split below would make (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_
+        # fiftyfifth_session_leads_ab_h100.txt; six estimators): x0.58-0.90 their time at
+        # 700x700, 600x900, 900x500, 800x400 and 1000x1000 (GAE 900x500 9.3 us vs 14.9,
+        # eligibility traces 1000x1000 13.0 vs 23.4); at 520x1000 (65 programs) they lost
+        # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won.
+        return dict(_ROW_BLOCK_8X128)
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
     if time_major and not interpreted and 16384 <= N < 32768 and 128 <= T < 1024:
@@ -227,7 +243,8 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # / 22.2 / 30.7); 16384 is a guess between 4096 (lost at 40 rows) and 30000, untimed.
         return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
-    if not time_major and not interpreted and 128 <= N < 1024 and T >= 2048:
+    if not time_major and not interpreted and 128 <= N < 1024 and (
+            T >= 2048 or N < 512 and T >= 1024):
         # 128-1023 rows of 2048+ steps (a batch of long language-model sequences): each row on
         # SPLIT warps, one row a program (configs._SPLIT_ROWS; the tuned grid's winners there
         # are such tiles). 16 warps a row below 512 rows, 8 from there. Against the heuristic
@@ -238,7 +255,13 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # fifth session, probes/2026-12-06_fortyfifth_session_split_rows_heuristic_ab.txt;
         # x0.59-1.04): 300x16384 eligibility traces 23.7 us vs 31.5, bf16 V-trace 44.2 vs 66.4.
         # At 1024 rows the tuned grid's forward scans lost with them (x1.04-1.19).
-        split = 16 if N < 512 else 8
+        # Below 512 rows of 1024-4095 steps, 8 warps a row too, and from 1024 steps, not 2048
+        # (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_fiftyfifth_session_
+        # leads_ab_h100.txt; six estimators): 8 warps against 16 at 200x3000, 300x3000 and
+        # 400x2500, x0.65-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8); against 1x512/w4
+        # at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster; 150x1800 GAE 4.9
+        # vs 6.7). The tuned grid's 16 warps keep 4096+ steps (256x8192, 128x16384).
+        split = 16 if N < 512 and T >= 4096 else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
