@@ -644,10 +644,11 @@ leads-ab)
     test_estimators.py test_tuning.py -k "tens or 1024_steps or long_rows" 2>&1 | tail -3) ;;
 leads-check)
   # the fifty-fifth session's rules from leads-ab, forced off the shapes that chose them, fp32
-  # and bf16, against the configs they replaced; then the heuristic's GPU tests (~8 min)
+  # and bf16, against the configs they replaced (an estimator at a time while CHECK_S lasts);
+  # then the GPU tests of those rules (~7 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  for dt in float32 bfloat16; do
-    for e in gae vtrace discounted_returns eligibility_traces; do
+  for e in gae discounted_returns vtrace eligibility_traces; do
+    for dt in float32 bfloat16; do
       timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
         --dtype $dt --estimator $e --shapes 640x600,960x800,580x1000,1000x384,760x1020 \
         --configs heuristic,chunked:16x64:w8:c1:sl,chunked:32x8:w1:c8:lr 2>&1 \
@@ -657,16 +658,17 @@ leads-check)
         --configs heuristic,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
         | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt
     done
-    for e in discounted_returns eligibility_traces; do
+    case $e in discounted_returns|eligibility_traces)
       timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
-        --dtype $dt --estimator $e --shapes 8500x250,11000x500,13000x160,14500x700,9500x1000 \
+        --estimator $e --shapes 8500x250,11000x500,13000x160,14500x700,9500x1000 \
         --configs heuristic,row_block:16x64:w8:sl,row_block:32x64:w4 2>&1 \
-        | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt
-    done
-    [ $(( $(date +%s) - T0 )) -gt 330 ] && { echo "leads-check: out of time after $dt"; break; }
+        | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt ;;
+    esac
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-280} ] && { echo "leads-check: out of time after $e"; break; }
   done
-  (cd $R/tests && timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" \
-    test_estimators.py test_tuning.py -k "untuned" 2>&1 | tail -3) ;;
+  (cd $R/tests && timeout ${TESTS_S:-150} python3 -m pytest -q -m gpu -p no:cacheprovider \
+    -o addopts="" test_estimators.py -k "untuned_mid_sized or untuned_long_time_last" 2>&1 \
+    | tail -3) ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
