@@ -144,13 +144,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 8-row tiles of 4+ rows took 1.3-1.8x these
         return {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 64, "num_warps": 2,
                 "CHUNKS_PER_SPAN": 4}
-    if (time_major and not interpreted and itemsize >= 4 and 8192 <= N < 16384 and 128 <= T < 1024
-            and estimator in ("discounted_returns", "eligibility_traces")):
+    if (time_major and not interpreted and itemsize >= 4 and 8192 <= N < 16384
+            and 128 <= T < 1024 and estimator in ("discounted_returns", "eligibility_traces")):
         # fp32 discounted returns and eligibility traces, the lightest kernels: 32x64/w4 row
-        # blocks, not 16x64/w8 (H100, forced, fifty-fifth session, the leads file of the rule
-        # below): x0.78-0.99 over 10 cells of 8192-15000 rows x 128-900 steps (discounted
-        # returns 12000x200 17.7 us vs 22.0, traces 10000x600 34.8 vs 42.7); the other
-        # estimators lost with them (V-trace 9000x300 49.0 vs 38.3) or split (GAE x0.88-1.26)
+        # blocks, not 16x64/w8 (H100, forced, fifty-fifth session, probes/2026-12-07_
+        # fiftyfifth_session_leads_ab_h100.txt): x0.78-0.99 over 10 cells of 8192-15000 rows x
+        # 128-900 steps (discounted returns 12000x200 17.7 us vs 22.0, traces 10000x600 34.8
+        # vs 42.7); the H100 tuner's 8192x128 and 8192x256 entries, x0.91 and x0.88
+        # (heuristic_vs_db.py). The other estimators lost with them (x1.06 over 20 cells,
+        # V-trace 9000x300 49.0 vs 38.3).
         return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
     if time_major and not interpreted and 1024 <= N < 16384:
         # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
@@ -212,7 +214,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
     if time_major and not interpreted and per_sm and 560 <= N < 1024 and 384 <= T < 1024:
         # 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles the
         # split below would make (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_
-        # fiftyfifth_session_leads_ab_h100.txt; six estimators): x0.58-0.90 their time at
+        # fiftyfifth_session_leads_ab_h100.txt; six estimators): x0.52-0.90 their time at
         # 700x700, 600x900, 900x500, 800x400 and 1000x1000 (GAE 900x500 9.3 us vs 14.9,
         # eligibility traces 1000x1000 13.0 vs 23.4); at 520x1000 (65 programs) they lost
         # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won.
@@ -258,7 +260,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # Below 512 rows of 1024-4095 steps, 8 warps a row too, and from 1024 steps, not 2048
         # (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_fiftyfifth_session_
         # leads_ab_h100.txt; six estimators): 8 warps against 16 at 200x3000, 300x3000 and
-        # 400x2500, x0.65-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8); against 1x512/w4
+        # 400x2500, x0.68-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8); against 1x512/w4
         # at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster; 150x1800 GAE 4.9
         # vs 6.7). The tuned grid's 16 warps keep 4096+ steps (256x8192, 128x16384).
         split = 16 if N < 512 and T >= 4096 else 8
