@@ -1488,6 +1488,24 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
         assert heuristic_config(N, T)["BLOCK_N"] != 16
 
 
+def test_untuned_fp32_time_major_discounted_returns_and_traces_of_8k_rows_take_32x64_tiles(
+        monkeypatch):
+    """fp32 time-major calls of discounted returns and eligibility traces of 8192-16383 rows x
+    128-1023 steps run 32x64/w4 row blocks (forced on an H100: x0.78-0.99 the 16x64/w8 tiles'
+    time over 10 cells); the other estimators, bf16, and the neighbouring shapes do not."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    wide = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
+    for est in ("discounted_returns", "eligibility_traces"):
+        for N, T in ((8192, 128), (12000, 200), (16383, 1023)):
+            assert heuristic_config(N, T, True, 4, est) == wide, (est, N, T)
+        for N, T, itemsize in ((8191, 512, 4), (16384, 512, 4), (12000, 127, 4),
+                               (12000, 1024, 4), (12000, 200, 2)):
+            assert heuristic_config(N, T, True, itemsize, est) != wide, (est, N, T, itemsize)
+        assert heuristic_config(12000, 200, False, 4, est) != wide, est            # time-last
+    for est in ("gae", "lambda_returns", "vtrace", "retrace", "episodic_cumsum", ""):
+        assert heuristic_config(12000, 200, True, 4, est) != wide, est
+
+
 def test_time_major_16k_rows_take_lane_row_blocks_and_tens_of_long_rows_take_spans(
         monkeypatch):
     """Untuned time-major calls of 16384-32767 rows x 128-1023 steps run 32x16/w1 row blocks of
