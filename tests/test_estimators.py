@@ -1207,10 +1207,10 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
     """The heuristic's configs for untuned [T, N] buffers of 560-16383 rows below 2048 steps
     (heuristic.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
     one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``; 8x128/w8 row blocks below 1024
-    rows; 32x64/w4 row blocks for fp32 discounted returns and traces from 8192 rows): in the
-    interpreter forced on 37 rows x 100 steps (ragged row tiles, a ragged last chunk and span);
-    on the GPU the heuristic itself, with no DB entry, at 1030x300, 1100x1030 (Retrace:
-    8x128/w8), 700x700 and 9000x300."""
+    rows in fp32; 32x64/w4 row blocks for fp32 discounted returns and traces from 8192 rows):
+    in the interpreter forced on 37 rows x 100 steps (ragged row tiles, a ragged last chunk and
+    span); on the GPU the heuristic itself, with no DB entry (fp32), at 1030x300, 1100x1030
+    (Retrace: 8x128/w8), 700x700 and 9000x300."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch,
         gpu_shapes=[(1030, 300), (1100, 1030), (700, 700), (9000, 300)],
@@ -1247,11 +1247,11 @@ def _split_rows(s):
 @pytest.mark.parametrize("est", ESTIMATORS)
 def test_untuned_long_time_last_rows_match_reference(backend, device, est, monkeypatch):
     """The heuristic's configs for untuned time-last calls of 128-1023 rows from 2048 steps, and
-    of 128-511 rows from 1024 (a row on 16 warps below 512 rows from 4096 steps, else on 8;
+    of fp32 128-511 rows from 1024 (a row on 16 warps below 512 rows from 4096 steps, else on 8;
     two-level where backward): in the
     interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
-    on the GPU the heuristic itself, with no DB entry, at 200x4100, 600x2100 and 300x1500 (below
-    512 rows 8 warps from 1024 steps, 16 from 4096)."""
+    on the GPU the heuristic itself, with no DB entry (fp32), at 200x4100, 600x2100 and
+    300x1500 (below 512 rows 8 warps from 1024 steps, 16 from 4096)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100), (300, 1500)],
         cpu_shape=(3, 1100), forced=[_split_rows(16), _split_rows(8)], seed=31,

@@ -211,13 +211,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return dict(_ROW_BLOCK_8X128)
         return cfg
-    if time_major and not interpreted and per_sm and 560 <= N < 1024 and 384 <= T < 1024:
-        # 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles the
-        # split below would make (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_
+    if (time_major and not interpreted and per_sm and itemsize >= 4 and 560 <= N < 1024
+            and 384 <= T < 1024):
+        # fp32: 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles
+        # the split below would make (H100, forced, fifty-fifth session, probes/2026-12-07_
         # fiftyfifth_session_leads_ab_h100.txt; six estimators): x0.52-0.90 their time at
         # 700x700, 600x900, 900x500, 800x400 and 1000x1000 (GAE 900x500 9.3 us vs 14.9,
         # eligibility traces 1000x1000 13.0 vs 23.4); at 520x1000 (65 programs) they lost
         # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won.
+        # bf16 is untimed there (device_run.sh leads-check times it).
         return dict(_ROW_BLOCK_8X128)
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
@@ -246,7 +248,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 4}
     if not time_major and not interpreted and 128 <= N < 1024 and (
-            T >= 2048 or N < 512 and T >= 1024):
+            T >= 2048 or N < 512 and T >= 1024 and itemsize >= 4):
         # 128-1023 rows of 2048+ steps (a batch of long language-model sequences): each row on
         # SPLIT warps, one row a program (configs._SPLIT_ROWS; the tuned grid's winners there
         # are such tiles). 16 warps a row below 512 rows, 8 from there. Against the heuristic
@@ -257,13 +259,14 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # fifth session, probes/2026-12-06_fortyfifth_session_split_rows_heuristic_ab.txt;
         # x0.59-1.04): 300x16384 eligibility traces 23.7 us vs 31.5, bf16 V-trace 44.2 vs 66.4.
         # At 1024 rows the tuned grid's forward scans lost with them (x1.04-1.19).
-        # Below 512 rows of 1024-4095 steps, 8 warps a row too, and from 1024 steps, not 2048
-        # (H100, fp32, forced, fifty-fifth session, probes/2026-12-07_fiftyfifth_session_
-        # leads_ab_h100.txt; six estimators): 8 warps against 16 at 200x3000, 300x3000 and
-        # 400x2500, x0.68-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8); against 1x512/w4
-        # at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster; 150x1800 GAE 4.9
-        # vs 6.7). The tuned grid's 16 warps keep 4096+ steps (256x8192, 128x16384).
-        split = 16 if N < 512 and T >= 4096 else 8
+        # fp32 below 512 rows of 1024-4095 steps: 8 warps a row too, and from 1024 steps, not
+        # 2048 (bf16 untimed there) (H100, forced, fifty-fifth session, probes/2026-12-07_
+        # fiftyfifth_session_leads_ab_h100.txt; six estimators): 8 warps against 16 at 200x3000,
+        # 300x3000 and 400x2500, x0.68-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8);
+        # against 1x512/w4 at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster;
+        # 150x1800 GAE 4.9 vs 6.7). The tuned grid's 16 warps keep 4096+ steps (256x8192,
+        # 128x16384).
+        split = 16 if N < 512 and (T >= 4096 or itemsize < 4) else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
