@@ -1092,22 +1092,26 @@ def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monk
 def test_long_time_last_rows_of_128_to_1023_take_a_row_spread_over_warps(monkeypatch):
     """Untuned time-last calls of 128-1023 rows from 2048 steps (a batch of long sequences) run
     one row a program on SPLIT warps, scanned in two levels where the scan is backward: 16
-    warps below 512 rows, 8 from there. 1024 rows keep wide row blocks, fewer than 128 rows
-    spans, shorter rows and time-major buffers their own configs."""
+    warps below 512 rows (fp32: from 4096 steps), 8 from there; fp32 rows below 512 from 1024
+    steps too. 1024 rows keep wide row blocks, fewer than 128 rows spans, shorter rows and
+    time-major buffers their own configs."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
 
     def split(s):
         return {"strategy": "row_block", "BLOCK_N": s, "BLOCK_T": 128, "num_warps": s,
                 "SPLIT": s, "TWO_LEVEL": True}
-    for N, T, s in ((128, 2048, 16), (300, 16384, 16), (511, 1 << 20, 16), (512, 2048, 8),
-                    (1023, 8192, 8)):
-        cfg = heuristic_config(N, T)
-        assert cfg == split(s), (N, T)
+    for N, T, itemsize, s in ((128, 2048, 2, 16), (128, 2048, 4, 8), (300, 4095, 4, 8),
+                              (300, 4096, 4, 16), (300, 16384, 4, 16), (511, 1 << 20, 4, 16),
+                              (512, 2048, 4, 8), (1023, 8192, 4, 8), (1023, 8192, 2, 8),
+                              (300, 1024, 4, 8), (511, 2047, 4, 8)):
+        cfg = heuristic_config(N, T, itemsize=itemsize)
+        assert cfg == split(s), (N, T, itemsize)
         C.validate(cfg)
     assert heuristic_config(1024, 8192) == {"strategy": "row_block", "BLOCK_N": 1,
                                             "BLOCK_T": 512, "num_warps": 4}
     assert heuristic_config(64, 16384)["strategy"] == "chunked"
-    assert "SPLIT" not in heuristic_config(300, 2047)
+    for N, T, itemsize in ((300, 1023, 4), (300, 2047, 2), (512, 2047, 4), (127, 2047, 4)):
+        assert "SPLIT" not in heuristic_config(N, T, itemsize=itemsize), (N, T, itemsize)
     assert "SPLIT" not in heuristic_config(300, 4096, time_major=True)
 
 
