@@ -1248,10 +1248,9 @@ def _split_rows(s):
 def test_untuned_long_time_last_rows_match_reference(backend, device, est, monkeypatch):
     """The heuristic's configs for untuned time-last calls of 128-1023 rows from 2048 steps, and
     of fp32 128-511 rows from 1024 (a row on 16 warps below 512 rows from 4096 steps, else on 8;
-    two-level where backward): in the
-    interpreter forced on 3 rows x 1100 steps (a ragged last chunk, walks of several chunks);
-    on the GPU the heuristic itself, with no DB entry (fp32), at 200x4100, 600x2100 and
-    300x1500 (below 512 rows 8 warps from 1024 steps, 16 from 4096)."""
+    two-level where backward): in the interpreter forced on 3 rows x 1100 steps (a ragged last
+    chunk, walks of several chunks); on the GPU the heuristic itself, with no DB entry (fp32),
+    at 200x4100, 600x2100 and 300x1500 (below 512 rows 8 warps from 1024 steps, 16 from 4096)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100), (300, 1500)],
         cpu_shape=(3, 1100), forced=[_split_rows(16), _split_rows(8)], seed=31,
