@@ -643,19 +643,19 @@ leads-ab)
   (cd $R/tests && timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -o addopts="" \
     test_estimators.py test_tuning.py -k "tens or 1024_steps or long_rows" 2>&1 | tail -3) ;;
 leads-check)
-  # the fifty-fifth session's rules from leads-ab, forced off the shapes that chose them, fp32
-  # and bf16, against the configs they replaced (an estimator at a time while CHECK_S lasts);
-  # then the GPU tests of those rules (~7 min)
+  # the fifty-fifth session's fp32 rules from leads-ab, forced off the shapes that chose them,
+  # against the configs they replaced; the same tiles in bf16, where the heuristic keeps the
+  # old ones (an estimator at a time while CHECK_S lasts); then the rules' GPU tests (~7 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${CHECK_ESTS:-gae discounted_returns vtrace eligibility_traces}; do
     for dt in float32 bfloat16; do
       timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
         --dtype $dt --estimator $e --shapes 640x600,960x800,580x1000,1000x384,760x1020 \
-        --configs heuristic,chunked:16x64:w8:c1:sl,chunked:32x8:w1:c8:lr 2>&1 \
-        | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt
+        --configs heuristic,row_block:8x128:w8,chunked:16x64:w8:c1:sl,chunked:32x8:w1:c8:lr \
+        2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt
       timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
-        --shapes 250x2200,450x3500,130x1100,480x1900,350x1600,180x3900 \
-        --configs heuristic,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
+        --shapes 250x2200,450x3500,130x1100,480x1900,350x1600,180x3900 --configs \
+        heuristic,row_block:8x128:w8:2l:sp8,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
         | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt
     done
     case $e in discounted_returns|eligibility_traces)
