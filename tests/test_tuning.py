@@ -1496,6 +1496,34 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
         assert heuristic_config(N, T)["BLOCK_N"] != 16
 
 
+# The row and step counts the heuristic's rules name as bounds, each with its neighbours
+_RULE_ROWS = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 63, 64, 127, 128, 255, 256, 511, 512, 559,
+              560, 1023, 1024, 2047, 2048, 2815, 2816, 3167, 3168, 4095, 4096, 8191, 8192,
+              16383, 16384, 32767, 32768, 131071, 131072)
+_RULE_STEPS = (1, 2, 3, 64, 127, 128, 383, 384, 767, 768, 1023, 1024, 2047, 2048, 4095, 4096,
+               16383, 16384, 32767, 32768, 65535, 65536, 262143, 262144, 1 << 20, 1 << 22)
+
+
+def test_every_heuristic_choice_is_a_valid_config_for_its_layout(monkeypatch):
+    """At and around every bound its rules name, for every kernel (and none), both item sizes
+    and GPUs of 78-132 SMs, the heuristic gives a config ``configs.validate`` keeps as it is;
+    one-row-a-lane tiles and scalar loads only for time-major buffers, split rows and two-level
+    scans only for time-last ones; a fresh dict each call (callers may amend it)."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    kernels = sorted(set(tuning.KERNEL_NAMES.values())) + [""]
+    for est, time_major, itemsize, sms, N, T in itertools.product(
+            kernels, (False, True), (4, 2), (None, 78, 114), _RULE_ROWS, _RULE_STEPS):
+        cfg = heuristic_config(N, T, time_major, itemsize, est, sms)
+        where = (est, time_major, itemsize, sms, N, T)
+        assert C.validate(cfg) == dict(cfg, num_stages=1), where
+        if time_major:
+            assert not cfg.get("TWO_LEVEL") and "SPLIT" not in cfg, where
+        else:
+            assert not cfg.get("LANE_ROWS") and not cfg.get("SCALAR_LOADS"), where
+        cfg["BLOCK_N"] = 0
+        assert heuristic_config(N, T, time_major, itemsize, est, sms)["BLOCK_N"] > 0, where
+
+
 def test_untuned_fp32_time_major_discounted_returns_and_traces_of_8k_rows_take_32x64_tiles(
         monkeypatch):
     """fp32 time-major calls of discounted returns and eligibility traces of 8192-16383 rows x
