@@ -663,6 +663,11 @@ leads-check)
         --estimator $e --shapes 8500x250,11000x500,13000x160,14500x700,9500x1000 \
         --configs heuristic,row_block:16x64:w8:sl,row_block:32x64:w4 2>&1 \
         | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt ;;
+    vtrace)   # a lead (leads-ab): 32-row spans for V-trace's few hundred long time-major rows
+      timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+        --estimator $e --shapes 200x12000,300x5000,150x20000,500x8000,800x6000,400x9000 \
+        --configs heuristic,chunked:32x8:w1:c4,chunked:32x8:w1:c8:lr 2>&1 \
+        | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt ;;
     esac
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-280} ] && { echo "leads-check: out of time after $e"; break; }
   done
