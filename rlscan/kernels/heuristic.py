@@ -152,7 +152,10 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 128-900 steps (discounted returns 12000x200 17.7 us vs 22.0, traces 10000x600 34.8
         # vs 42.7); the H100 tuner's 8192x128 and 8192x256 entries, x0.91 and x0.88
         # (heuristic_vs_db.py). The other estimators lost with them (x1.06 over 20 cells,
-        # V-trace 9000x300 49.0 vs 38.3).
+        # V-trace 9000x300 49.0 vs 38.3). Registers (ptxas of triton 3.6, kernel_resources.py,
+        # same file): 150-151 for these two, 3 programs an SM, one wave to 12672 rows on 132
+        # SMs; GAE's 191 and V-trace's 255 allow 2 (1.42 waves at 12000 rows). Past one wave
+        # (15000x900) the 32x16/w1 lane rows of the next 16384 rows won (77.3 us vs 89.3).
         return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
     if time_major and not interpreted and 1024 <= N < 16384:
         # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
