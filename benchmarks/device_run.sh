@@ -661,7 +661,7 @@ leads-check)
     case $e in discounted_returns|eligibility_traces)
       timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
         --estimator $e --shapes 8500x250,11000x500,13000x160,14500x700,9500x1000 \
-        --configs heuristic,row_block:16x64:w8:sl,row_block:32x64:w4 2>&1 \
+        --configs heuristic,row_block:16x64:w8:sl,row_block:32x64:w4,row_block:32x16:w1:lr 2>&1 \
         | grep -v "Warn\|_warn" | tee -a $OUT/leads_check.txt ;;
     vtrace)   # a lead (leads-ab): 32-row spans for V-trace's few hundred long time-major rows
       timeout 30 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
