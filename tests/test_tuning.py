@@ -1508,7 +1508,8 @@ def test_every_heuristic_choice_is_a_valid_config_for_its_layout(monkeypatch):
     """At and around every bound its rules name, for every kernel (and none), both item sizes
     and GPUs of 78-132 SMs, the heuristic gives a config ``configs.validate`` keeps as it is;
     one-row-a-lane tiles and scalar loads only for time-major buffers, split rows and two-level
-    scans only for time-last ones; a fresh dict each call (callers may amend it)."""
+    scans only for time-last ones; a fresh dict each call (the module's shared tiles, such as
+    8x128/w8, are copied out, never handed over)."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     kernels = sorted(set(tuning.KERNEL_NAMES.values())) + [""]
     for est, time_major, itemsize, sms, N, T in itertools.product(
