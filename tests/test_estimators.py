@@ -1154,11 +1154,12 @@ def test_forward_scans_keep_ascending_lanes_in_time_major_buffers(backend, devic
 
 
 def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_shapes, cpu_shape,
-                                   forced, expected, seed, time_major=False):
+                                   forced, expected, seed, time_major=False,
+                                   dtype=torch.float32):
     """A heuristic rule's test: on the GPU each of ``gpu_shapes`` with no DB entry, its
     ``which_config`` being ``expected(N, T)`` (the heuristic's choice); in the interpreter
     (whose heuristic keeps small tiles) ``cpu_shape`` under each config of ``forced``. Every
-    call matches the float64 reference."""
+    call, its per-step inputs in ``dtype``, matches the float64 reference on those inputs."""
     if backend == "torch":
         pytest.skip("the torch path has no tiles")
     if backend == "cuda":
@@ -1171,6 +1172,8 @@ def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_sha
     dim = 0 if time_major else -1
     for (N, T), cfg in runs:
         kw, rk = make(est, (N, T), seed=seed)
+        if dtype != torch.float32:
+            kw, rk = per_step_in(dtype, kw)
         if time_major:
             kw = {k: (v.t().contiguous() if isinstance(v, torch.Tensor) and v.dim() == 2 else v)
                   for k, v in kw.items()}
@@ -1198,7 +1201,8 @@ def _mid_time_major_choice(est, N, T):
     if T >= 1024:
         return _WALK_8 if est == "retrace" else _MID_TIME_MAJOR[1]   # fp32 Retrace walks
     if N >= 8192 and est in ("discounted_returns", "eligibility_traces"):
-        return _MID_TIME_MAJOR[2]                          # fp32, the lightest kernels
+        # fp32, the lightest kernels: 32x64/w4 in one wave of 3 an SM, then lane rows
+        return _MID_TIME_MAJOR[2] if N <= 3 * 32 * 132 else _MANY_ROWS_LANES
     return _MID_TIME_MAJOR[0]
 
 
@@ -1207,15 +1211,30 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
     """The heuristic's configs for untuned [T, N] buffers of 560-16383 rows below 2048 steps
     (heuristic.heuristic_config: 16x64/w8 row blocks whole, or spans of 8 chunks of 32x8
     one-row-a-lane tiles; the row blocks with ``SCALAR_LOADS``; 8x128/w8 row blocks below 1024
-    rows in fp32; 32x64/w4 row blocks for fp32 discounted returns and traces from 8192 rows):
-    in the interpreter forced on 37 rows x 100 steps (ragged row tiles, a ragged last chunk and
-    span); on the GPU the heuristic itself, with no DB entry (fp32), at 1030x300, 1100x1030
-    (Retrace: 8x128/w8), 700x700 and 9000x300."""
+    rows; 32x64/w4 row blocks for fp32 discounted returns and traces from 8192 rows while they
+    fit one wave, then 32x16/w1 lane rows): in the interpreter forced on 37 rows x 100 steps
+    (ragged row tiles, a ragged last chunk and span); on the GPU the heuristic itself, with no
+    DB entry (fp32), at 1030x300, 1100x1030 (Retrace: 8x128/w8), 700x700, 9000x300 and
+    13000x200."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch,
-        gpu_shapes=[(1030, 300), (1100, 1030), (700, 700), (9000, 300)],
+        gpu_shapes=[(1030, 300), (1100, 1030), (700, 700), (9000, 300), (13000, 200)],
         cpu_shape=(37, 100), forced=_MID_TIME_MAJOR, seed=29, time_major=True,
         expected=lambda N, T: _mid_time_major_choice(est, N, T))
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_bf16_time_major_calls_of_hundreds_of_rows_match_reference(
+        backend, device, est, monkeypatch):
+    """The heuristic's configs for untuned bf16 [T, N] buffers of 560-1023 rows x 384-1023
+    steps (8x128/w8 row blocks below 768 steps, spans of 8 chunks of 32x8 one-row-a-lane tiles
+    from there): in the interpreter forced on 37 rows x 100 steps; on the GPU the heuristic
+    itself, with no DB entry, at 700x500 and 700x900. The reference runs on the bf16-rounded
+    inputs."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(700, 500), (700, 900)],
+        cpu_shape=(37, 100), forced=[_WALK_8, _MID_TIME_MAJOR[1]], seed=71, time_major=True,
+        dtype=torch.bfloat16, expected=lambda N, T: _WALK_8 if T < 768 else _MID_TIME_MAJOR[1])
 
 
 _MANY_ROWS_LANES = dict(strategy="row_block", BLOCK_N=32, BLOCK_T=16, num_warps=1,
@@ -1255,6 +1274,18 @@ def test_untuned_long_time_last_rows_match_reference(backend, device, est, monke
         backend, device, est, monkeypatch, gpu_shapes=[(200, 4100), (600, 2100), (300, 1500)],
         cpu_shape=(3, 1100), forced=[_split_rows(16), _split_rows(8)], seed=31,
         expected=lambda N, T: _split_rows(16 if N < 512 and T >= 4096 else 8))
+
+
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_bf16_long_time_last_rows_match_reference(backend, device, est, monkeypatch):
+    """The same split rows for bf16 time-last calls of 128-511 rows from 1024 steps (8 warps a
+    row below 4096 steps, 16 from there): in the interpreter 8 warps forced on 3 rows x 1100
+    steps; on the GPU the heuristic itself, with no DB entry, at 300x1500, 200x3000 and
+    200x4100. The reference runs on the bf16-rounded inputs."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, gpu_shapes=[(300, 1500), (200, 3000), (200, 4100)],
+        cpu_shape=(3, 1100), forced=[_split_rows(8)], seed=73, dtype=torch.bfloat16,
+        expected=lambda N, T: _split_rows(16 if T >= 4096 else 8))
 
 
 _WIDE_ROWS = dict(strategy="row_block", BLOCK_N=1, BLOCK_T=512, num_warps=4)
@@ -1354,17 +1385,22 @@ _LANE_SPANS_32x16 = dict(strategy="chunked", BLOCK_N=32, BLOCK_T=16, num_warps=1
                         CHUNKS_PER_SPAN=4, LANE_ROWS=True)
 
 
-@pytest.mark.parametrize("est", [e for e in ESTIMATORS if e not in ("vtrace", "retrace")])
-def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_spans_and_match_reference(
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_narrow_spans_and_match_reference(
         backend, device, est, monkeypatch):
-    """The heuristic's spans of 4 chunks of 32x16 tiles of one row a lane for untuned fp32
-    [T, N] buffers of 128-1023 rows x 4096-32767 steps (all but V-trace and Retrace): in the
-    interpreter forced on 37 rows x 300 steps (a ragged row tile, last chunk and last span); on
-    the GPU the heuristic itself, with no DB entry, at 300x5000."""
+    """The heuristic's spans for untuned fp32 [T, N] buffers of 128-1023 rows x 4096-32767
+    steps: of 4 chunks of 32x16 tiles of one row a lane, but for V-trace and Retrace of 4
+    chunks of 32x8 tiles: in the interpreter forced on 37 rows x 300 steps (a ragged row tile,
+    last chunk and last span); on the GPU the heuristic itself, with no DB entry, at 300x5000
+    and 800x6000 (GAE and λ-returns: spans of 128x4 tiles past 512 rows)."""
+    spans = _TENS_OF_ROWS_SPANS if est in ("vtrace", "retrace") else _LANE_SPANS_32x16
+    wide_spans = dict(strategy="chunked", BLOCK_N=128, BLOCK_T=4, num_warps=1,
+                      CHUNKS_PER_SPAN=8)       # GAE's and λ-returns' past 512 rows
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(300, 5000)], cpu_shape=(37, 300),
-        forced=[_LANE_SPANS_32x16], seed=67, time_major=True,
-        expected=lambda N, T: _LANE_SPANS_32x16)
+        backend, device, est, monkeypatch, gpu_shapes=[(300, 5000), (800, 6000)],
+        cpu_shape=(37, 300), forced=[spans], seed=67, time_major=True,
+        expected=lambda N, T: wide_spans if N > 512 and est in ("gae", "lambda_returns")
+        else spans)
 
 
 _ROW_PAIRS = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=64, num_warps=2, CHUNKS_PER_SPAN=4)

@@ -1092,25 +1092,27 @@ def test_time_major_heuristic_keeps_a_chunk_in_each_thread_where_rows_allow(monk
 def test_long_time_last_rows_of_128_to_1023_take_a_row_spread_over_warps(monkeypatch):
     """Untuned time-last calls of 128-1023 rows from 2048 steps (a batch of long sequences) run
     one row a program on SPLIT warps, scanned in two levels where the scan is backward: 16
-    warps below 512 rows (fp32: from 4096 steps), 8 from there; fp32 rows below 512 from 1024
-    steps too. 1024 rows keep wide row blocks, fewer than 128 rows spans, shorter rows and
+    warps below 512 rows from 4096 steps, else 8; rows below 512 from 1024 steps too, fp32 and
+    bf16 alike. 1024 rows keep wide row blocks, fewer than 128 rows spans, shorter rows and
     time-major buffers their own configs."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
 
     def split(s):
         return {"strategy": "row_block", "BLOCK_N": s, "BLOCK_T": 128, "num_warps": s,
                 "SPLIT": s, "TWO_LEVEL": True}
-    for N, T, itemsize, s in ((128, 2048, 2, 16), (128, 2048, 4, 8), (300, 4095, 4, 8),
-                              (300, 4096, 4, 16), (300, 16384, 4, 16), (511, 1 << 20, 4, 16),
-                              (512, 2048, 4, 8), (1023, 8192, 4, 8), (1023, 8192, 2, 8),
-                              (300, 1024, 4, 8), (511, 2047, 4, 8)):
+    for N, T, itemsize, s in ((128, 2048, 2, 8), (128, 2048, 4, 8), (300, 4095, 4, 8),
+                              (300, 4095, 2, 8), (300, 4096, 4, 16), (300, 4096, 2, 16),
+                              (300, 16384, 4, 16), (511, 1 << 20, 4, 16), (512, 2048, 4, 8),
+                              (1023, 8192, 4, 8), (1023, 8192, 2, 8), (300, 1024, 4, 8),
+                              (300, 1024, 2, 8), (511, 2047, 4, 8)):
         cfg = heuristic_config(N, T, itemsize=itemsize)
         assert cfg == split(s), (N, T, itemsize)
         C.validate(cfg)
     assert heuristic_config(1024, 8192) == {"strategy": "row_block", "BLOCK_N": 1,
                                             "BLOCK_T": 512, "num_warps": 4}
     assert heuristic_config(64, 16384)["strategy"] == "chunked"
-    for N, T, itemsize in ((300, 1023, 4), (300, 2047, 2), (512, 2047, 4), (127, 2047, 4)):
+    for N, T, itemsize in ((300, 1023, 4), (300, 1023, 2), (512, 2047, 4), (512, 2047, 2),
+                           (127, 2047, 4)):
         assert "SPLIT" not in heuristic_config(N, T, itemsize=itemsize), (N, T, itemsize)
     assert "SPLIT" not in heuristic_config(300, 4096, time_major=True)
 
@@ -1189,9 +1191,9 @@ def test_untuned_time_major_calls_of_560_to_4095_rows_of_384_to_1023_steps_take_
     twice the programs of the 16x64/w8 tiles (which make one an SM or fewer there), while they
     fit in one wave of 132 SMs: up to 8 rows a program slot, 3 slots an SM by their registers
     (V-trace 2, the forward scans 4). bf16 from 768 steps takes the lane-row spans of longer
-    rows. fp32 calls of 560-1023 rows x 384-1023 steps take them too, where the split would
-    run one-chunk spans of 16x64/w8. Outside, and for a call that names no estimator, the
-    16x64/w8 tiles as before."""
+    rows. Calls of 560-1023 rows x 384-1023 steps take them too (bf16 from 768 steps: the
+    lane-row spans), where the split would run one-chunk spans of 16x64/w8. Outside, and for a
+    call that names no estimator, the 16x64/w8 tiles as before."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
@@ -1209,12 +1211,11 @@ def test_untuned_time_major_calls_of_560_to_4095_rows_of_384_to_1023_steps_take_
             if 8 * n < 4095:
                 assert heuristic_config(8 * n + 1, 512, True, itemsize, est) == \
                     heuristic_config(8 * n + 1, 512, True, itemsize), est
-            below = ((560, 384), (700, 700), (1023, 1023), (1023, 900))
-            for N, T in below:      # fp32 only: bf16 untimed there
-                assert (heuristic_config(N, T, True, itemsize, est) == walk8) == \
-                    (itemsize == 4), (est, N, T, itemsize)
+            for N, T in ((560, 384), (700, 700), (1023, 1023), (1023, 767), (560, 768)):
+                want = lanes if itemsize == 2 and T >= 768 else walk8
+                assert heuristic_config(N, T, True, itemsize, est) == want, (est, N, T, itemsize)
             for N, T in ((559, 512), (1023, 383), (700, 1024), (2048, 383), (4096, 512),
-                         (2047, 1024)) + (below if itemsize == 2 else ()):
+                         (2047, 1024)):
                 if (N, T, itemsize, est) != (2047, 1024, 4, "retrace"):    # walks from 1024
                     assert heuristic_config(N, T, True, itemsize, est) == \
                         heuristic_config(N, T, True, itemsize), (est, N, T)
@@ -1292,13 +1293,14 @@ def test_untuned_bf16_time_major_calls_of_4096_rows_of_1024_steps_take_the_long_
     assert heuristic_config(4096, 2048, True, 2, "gae") == spans      # as before, longer rows
 
 
-def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_spans(
+def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_narrow_spans(
         monkeypatch):
     """fp32 [T, N] buffers of 128-1023 rows x 4096-32767 steps: spans of 4 chunks of 32x16
     tiles of one row a lane (the tuners' timings at 512x4096, 256x8192, 128x16384: x0.91 the
-    128x4 spans' time) for all but V-trace and Retrace, which keep the 128x4 spans, as do GAE
-    and λ-returns past 512 rows (forced at 700x6000: x1.05-1.08), bf16, 1024+ rows and shorter
-    or longer rows."""
+    128x4 spans' time) for all but V-trace and Retrace, which take spans of 4 chunks of 32x8
+    tiles (forced: x0.88 the 128x4 spans' time over 16 timings). GAE and λ-returns past 512
+    rows (forced at 700x6000: x1.05-1.08), bf16, 1024+ rows and shorter or longer rows keep
+    the 128x4 spans."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
              "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
@@ -1315,8 +1317,15 @@ def test_untuned_fp32_time_major_calls_of_few_hundred_long_rows_take_lane_row_sp
             assert heuristic_config(N, T, True, 4, est) != lanes, (est, N, T)
         assert heuristic_config(127, 8192, True, 4, est) != lanes, est
         assert heuristic_config(512, 4096, False, 4, est) != lanes, est     # time-last
+    narrow = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+              "CHUNKS_PER_SPAN": 4}
     for est in ("vtrace", "retrace"):
-        assert heuristic_config(512, 4096, True, 4, est) == spans, est
+        for N, T in ((128, 4096), (512, 4096), (300, 5000), (1023, 32767), (800, 6000)):
+            assert heuristic_config(N, T, True, 4, est) == narrow, (est, N, T)
+            assert heuristic_config(N, T, True, 2, est) == spans, (est, N, T)
+        for N, T in ((1024, 8192), (512, 4095), (512, 32768)):
+            assert heuristic_config(N, T, True, 4, est) not in (lanes, narrow), (est, N, T)
+        assert heuristic_config(512, 4096, False, 4, est) != narrow, est     # time-last
 
 
 def test_time_major_walks_fit_one_wave_of_the_gpus_own_sms(dirs, cpu_is_h200, monkeypatch):
@@ -1394,8 +1403,8 @@ def test_untuned_fp32_gae_vtrace_retrace_calls_of_1024_rows_of_2048_steps_split_
 def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winners_tiles(
         monkeypatch):
     """Untuned time-last calls that would run one-chunk spans of 2x128 tiles: with 64-2046 rows
-    below 2048 steps (fp32 128-511 rows: below 1024) one row a program in 512-step chunks
-    instead (fp32 128-511 rows from 1024 steps split each row over warps); with fewer rows or
+    below 2048 steps (128-511 rows: below 1024) one row a program in 512-step chunks instead
+    (128-511 rows from 1024 steps split each row over warps); with fewer rows or
     longer ones spans of 4 chunks from 3072 chunks in all, of 2 from 2048 (from 1024 where a
     row holds 192+ chunks), else one-chunk spans as before. A single row keeps its 1x1024
     spans; time-major is unchanged."""
@@ -1405,8 +1414,8 @@ def test_time_last_calls_that_used_to_split_into_one_chunk_spans_take_the_winner
                  (2046, 1000)):
         assert heuristic_config(N, T) == wide, (N, T)
     assert heuristic_config(300, 2047)["SPLIT"] == heuristic_config(128, 1024)["SPLIT"] == 8
-    assert heuristic_config(300, 1500, itemsize=2) == wide                  # bf16: untimed
-    assert heuristic_config(300, 3000, itemsize=2)["SPLIT"] == 16
+    assert heuristic_config(300, 1500, itemsize=2)["SPLIT"] == 8
+    assert heuristic_config(300, 3000, itemsize=2)["SPLIT"] == 8
     assert heuristic_config(2047, 1000)["BLOCK_T"] == 128     # 1024 row programs: no split
     assert heuristic_config(63, 512)["CHUNKS_PER_SPAN"] == 1
     spans = {"strategy": "chunked", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2,
@@ -1499,7 +1508,7 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
 # The row and step counts the heuristic's rules name as bounds, each with its neighbours
 _RULE_ROWS = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 63, 64, 127, 128, 255, 256, 511, 512, 559,
               560, 1023, 1024, 2047, 2048, 2815, 2816, 3167, 3168, 4095, 4096, 8191, 8192,
-              16383, 16384, 32767, 32768, 131071, 131072)
+              12672, 12673, 16383, 16384, 32767, 32768, 131071, 131072)
 _RULE_STEPS = (1, 2, 3, 64, 127, 128, 383, 384, 767, 768, 1023, 1024, 2047, 2048, 4095, 4096,
                16383, 16384, 32767, 32768, 65535, 65536, 262143, 262144, 1 << 20, 1 << 22)
 
@@ -1529,12 +1538,20 @@ def test_untuned_fp32_time_major_discounted_returns_and_traces_of_8k_rows_take_3
         monkeypatch):
     """fp32 time-major calls of discounted returns and eligibility traces of 8192-16383 rows x
     128-1023 steps run 32x64/w4 row blocks (forced on an H100: x0.78-0.99 the 16x64/w8 tiles'
-    time over 10 cells); the other estimators, bf16, and the neighbouring shapes do not."""
+    time over 10 cells) while they fit one wave, 3 an SM (12672 rows on 132 SMs), then the
+    32x16/w1 lane rows of 16384+ rows; the other estimators, bf16, and the neighbouring shapes
+    do not."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     wide = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
+    lanes = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
+             "LANE_ROWS": True}
     for est in ("discounted_returns", "eligibility_traces"):
-        for N, T in ((8192, 128), (12000, 200), (16383, 1023)):
+        for N, T in ((8192, 128), (12000, 200), (12672, 1023)):
             assert heuristic_config(N, T, True, 4, est) == wide, (est, N, T)
+        for N, T in ((12673, 128), (14500, 700), (16383, 1023)):
+            assert heuristic_config(N, T, True, 4, est) == lanes, (est, N, T)
+        assert heuristic_config(10368, 500, True, 4, est, sms=108) == wide, est  # 3 x 32 x 108
+        assert heuristic_config(10369, 500, True, 4, est, sms=108) == lanes, est
         for N, T, itemsize in ((8191, 512, 4), (16384, 512, 4), (12000, 127, 4),
                                (12000, 1024, 4), (12000, 200, 2)):
             assert heuristic_config(N, T, True, itemsize, est) != wide, (est, N, T, itemsize)

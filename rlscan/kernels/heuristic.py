@@ -8,11 +8,18 @@ from typing import Optional
 from .configs import SCALAR_LOADS_TILE, _cdiv, next_pow2 as _np2, two_level_fits as _two_level_fits
 
 _SMS = 132   # the H200's and the H100 SXM's: the GPUs the rules below were measured on
-# Two time-major configs several of the heuristic's rules share: 8-row blocks of 128-step
-# chunks on 8 warps, and spans of 8 chunks of 128x4 tiles on one warp (the long rows')
+# Time-major configs several of the heuristic's rules share: 8-row blocks of 128-step chunks on
+# 8 warps, and spans of 8 chunks of 128x4 tiles on one warp (the long rows')
 _ROW_BLOCK_8X128 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
 _SPANS_128X4 = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps": 1,
                 "CHUNKS_PER_SPAN": 8}
+# spans of 4 chunks of one-warp 32x8 tiles: tens of long time-major rows, and fp32 V-trace's and
+# Retrace's hundreds
+_SPANS_32X8 = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+               "CHUNKS_PER_SPAN": 4}
+# one-warp row blocks of 32 rows, one a lane, in 16-step chunks (many time-major rows)
+_LANE_ROWS_32X16 = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
+                    "LANE_ROWS": True}
 
 
 def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4,
@@ -107,6 +114,15 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # / 53.5 vs 36.7 / 57.1 / 49.5: GAE and λ-returns lost there
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 4, "LANE_ROWS": True}
+        if (itemsize >= 4 and 4096 <= T < 32768 and N < 1024
+                and estimator in ("vtrace", "retrace")):
+            # fp32 V-trace and Retrace there: spans of 4 chunks of 32x8/w1 (the tile of the tens
+            # of long rows below), not the 128x4 spans. H100, forced (fifty-fifth and fifty-sixth
+            # sessions, probes/2026-12-07_fiftyfifth_session_leads_ab_h100.txt and ..._fiftysixth_
+            # session_leads_check_h100.txt): x0.88 (geomean of 16 timings, 14 faster) at 150x20000,
+            # 200x12000, 300x5000, 400x9000, 800x6000 (V-trace 300x5000 25.3 us vs 34.2, Retrace
+            # 150x20000 58.0 vs 70.8); at 500x8000 they lost (x1.04-1.05: V-trace 71.0 vs 67.8).
+            return dict(_SPANS_32X8)
         return dict(_SPANS_128X4)
     if time_major and not interpreted and 4 <= N <= 16 and T >= 1 << 16:
         # few rows, long horizons: spans of one-warp 8-row tiles, 8x16 / 8x64 / 8x32 by T, N.
@@ -154,9 +170,16 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # (heuristic_vs_db.py). The other estimators lost with them (x1.06 over 20 cells,
         # V-trace 9000x300 49.0 vs 38.3). Registers (ptxas of triton 3.6, kernel_resources.py,
         # same file): 150-151 for these two, 3 programs an SM, one wave to 12672 rows on 132
-        # SMs; GAE's 191 and V-trace's 255 allow 2 (1.42 waves at 12000 rows). Past one wave
-        # (15000x900) the 32x16/w1 lane rows of the next 16384 rows won (77.3 us vs 89.3).
-        return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
+        # SMs; GAE's 191 and V-trace's 255 allow 2 (1.42 waves at 12000 rows). Past that one
+        # wave the 32x16/w1 lane rows of 16384+ rows instead (fifty-sixth session, ..._fiftysixth_
+        # session_leads_check_h100.txt): 13000x160 discounted returns / traces 15.3 / 15.3 us
+        # against 32x64/w4's 20.5 / 19.6 and 16x64/w8's 19.7 / 18.9, 14500x700 60.2 / 62.6
+        # against 67.7 / 64.2 and 65.0 / 61.8; 15000x900 77.3 against 89.3 (fifty-fifth).
+        # Within the wave 32x64/w4 held off the cells that chose it: 8500x250, 11000x500,
+        # 9500x1000 x0.74-0.88 the 16x64/w8 time (lane rows x1.20-1.43 its).
+        if N <= 3 * 32 * (sms or _SMS):
+            return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 64, "num_warps": 4}
+        return dict(_LANE_ROWS_32X16)
     if time_major and not interpreted and 1024 <= N < 16384:
         # (T < 2048: longer rows took the spans above.) The [T, N] buffers of PPO-style
         # rollouts, off the tuned grid: the split below (too few row programs) would run the
@@ -214,15 +237,22 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return dict(_ROW_BLOCK_8X128)
         return cfg
-    if (time_major and not interpreted and per_sm and itemsize >= 4 and 560 <= N < 1024
-            and 384 <= T < 1024):
-        # fp32: 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles
-        # the split below would make (H100, forced, fifty-fifth session, probes/2026-12-07_
-        # fiftyfifth_session_leads_ab_h100.txt; six estimators): x0.52-0.90 their time at
+    if time_major and not interpreted and per_sm and 560 <= N < 1024 and 384 <= T < 1024:
+        # 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles the
+        # split below would make (H100, forced, fifty-fifth session, probes/2026-12-07_
+        # fiftyfifth_session_leads_ab_h100.txt; six estimators, fp32): x0.52-0.90 their time at
         # 700x700, 600x900, 900x500, 800x400 and 1000x1000 (GAE 900x500 9.3 us vs 14.9,
         # eligibility traces 1000x1000 13.0 vs 23.4); at 520x1000 (65 programs) they lost
-        # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won.
-        # bf16 is untimed there (device_run.sh leads-check times it).
+        # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won. Off
+        # those cells (fifty-sixth session, ..._fiftysixth_session_leads_check_h100.txt; GAE,
+        # discounted returns, V-trace, traces): 640x600, 960x800, 580x1000, 1000x384, 760x1020
+        # x0.69 (geomean; 19 of 20 faster, worst x1.03). bf16 from 768 steps: spans of 8 chunks
+        # of 32x8 lane-row tiles, as 1024-4095 rows take (960x800, 580x1000, 760x1020: x0.81
+        # the one-chunk spans' time, 11 of 12 faster, GAE 960x800 16.4 us vs 20.6; 8x128/w8
+        # lost at 580x1000, x1.10-1.37); below, 8x128/w8 (640x600, 1000x384: x0.78, x0.61-0.97).
+        if itemsize <= 2 and T >= 768:
+            return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
+                    "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
         return dict(_ROW_BLOCK_8X128)
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
@@ -234,8 +264,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # forty-seventh session, probes/2026-12-06_fortyseventh_session_heuristic_rules_forced_
         # ab.txt; discounted returns / GAE / V-trace): 17000x200 21.9 / 32.2 / 50.5 us against
         # 31.4 / 39.4 / 74.1; 20000x700 74.0 / 110.4 / 172.8 against 97.1 / 121.3 / 151.9
-        return {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
-                "LANE_ROWS": True}
+        return dict(_LANE_ROWS_32X16)
     if time_major and not interpreted and 16 < N < 128 and T >= (4096 if N >= 32 else 16384):
         # spans of 4 chunks of 32x8/w1, the winner of all 32 of the 32x32768 buckets: x0.51
         # (H200) and x0.54 (H100) the one-chunk spans of 16x64/w8 (geomean; x0.45-0.61).
@@ -248,28 +277,31 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # of the best of four tiles); at 40x4000 and 64x2048 they lost (x1.09-1.63). 17-31
         # rows from 16384 steps: one cell, 20x30000, x0.64 (15.6 / 14.1 / 19.7 us against 24.2
         # / 22.2 / 30.7); 16384 is a guess between 4096 (lost at 40 rows) and 30000, untimed.
-        return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
-                "CHUNKS_PER_SPAN": 4}
+        return dict(_SPANS_32X8)
     if not time_major and not interpreted and 128 <= N < 1024 and (
-            T >= 2048 or N < 512 and T >= 1024 and itemsize >= 4):
+            T >= 2048 or N < 512 and T >= 1024):
         # 128-1023 rows of 2048+ steps (a batch of long language-model sequences): each row on
         # SPLIT warps, one row a program (configs._SPLIT_ROWS; the tuned grid's winners there
-        # are such tiles). 16 warps a row below 512 rows, 8 from there. Against the heuristic
-        # before (1x512/w4 row blocks, or spans of 2x128/w2 below 256 rows): the tuner's
+        # are such tiles). 16 warps a row below 512 rows of 4096+ steps, else 8. Against the
+        # heuristic before (1x512/w4 row blocks, or spans of 2x128/w2 below 256 rows): the tuner's
         # timings of the tile on the grid's 128-512-row buckets, x0.66 (H200, 48 buckets,
         # x0.50-0.93) and x0.70 (H100, 46); forced on 60 cells off the grid of 128-768 rows x
         # 2048-32768 steps, fp32 (four estimators) and bf16 (GAE, V-trace), x0.80 (H100, forty-
         # fifth session, probes/2026-12-06_fortyfifth_session_split_rows_heuristic_ab.txt;
         # x0.59-1.04): 300x16384 eligibility traces 23.7 us vs 31.5, bf16 V-trace 44.2 vs 66.4.
         # At 1024 rows the tuned grid's forward scans lost with them (x1.04-1.19).
-        # fp32 below 512 rows of 1024-4095 steps: 8 warps a row too, and from 1024 steps, not
-        # 2048 (bf16 untimed there) (H100, forced, fifty-fifth session, probes/2026-12-07_
-        # fiftyfifth_session_leads_ab_h100.txt; six estimators): 8 warps against 16 at 200x3000,
-        # 300x3000 and 400x2500, x0.68-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8);
-        # against 1x512/w4 at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster;
-        # 150x1800 GAE 4.9 vs 6.7). The tuned grid's 16 warps keep 4096+ steps (256x8192,
-        # 128x16384).
-        split = 16 if N < 512 and (T >= 4096 or itemsize < 4) else 8
+        # Below 512 rows of 1024-4095 steps: 8 warps a row too, and from 1024 steps, not 2048
+        # (H100, forced, fifty-fifth session, probes/2026-12-07_fiftyfifth_session_leads_ab_
+        # h100.txt; six estimators, fp32): 8 warps against 16 at 200x3000, 300x3000 and
+        # 400x2500, x0.68-0.91 (18 of 18; V-trace 300x3000 10.7 us vs 15.8); against 1x512/w4
+        # at 150x1800, 200x1500 and 300x1200, x0.73-1.02 (17 of 18 faster; 150x1800 GAE 4.9 vs
+        # 6.7). Off those cells, fp32 and bf16 (fifty-sixth session, ..._fiftysixth_session_
+        # leads_check_h100.txt; GAE, discounted returns, V-trace, traces; 130-480 rows x
+        # 1100-3900 steps): fp32 x0.91 16 warps' time (9 of 12 faster, worst x1.03 at 180x3900)
+        # and x0.84 1x512/w4's (12 of 12); bf16 x0.88 (9 of 12; 180x3900 x1.04-1.07) and x0.75
+        # (12 of 12; V-trace 350x1600 6.6 us vs 10.1). The tuned grid's 16 warps keep 4096+
+        # steps (256x8192, 128x16384).
+        split = 16 if N < 512 and T >= 4096 else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
     if not time_major and not interpreted and T >= 2048 and N >= _MIN_WIDE_ROWS:
