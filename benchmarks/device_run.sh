@@ -674,6 +674,22 @@ leads-check)
   [ "${TESTS_S:-150}" != 0 ] && (cd $R/tests && timeout ${TESTS_S:-150} python3 -m pytest -q \
     -m gpu -p no:cacheprovider -o addopts="" test_estimators.py \
     -k "untuned_mid_sized or untuned_long_time_last" 2>&1 | tail -3) ;;
+rules-check)
+  # the fifty-sixth session's rules: bf16 time-major 560-1023 rows and time-last below 512 rows
+  # on cells neither leads-ab nor leads-check timed, then the GPU tests of every heuristic rule
+  # (GPU_K below) in 8 processes side by side (~4 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
+    timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --dtype bfloat16 --estimator $e --shapes 600x768,900x950,1000x1020,700x450,560x700 \
+      --configs heuristic,row_block:8x128:w8,chunked:16x64:w8:c1:sl,chunked:32x8:w1:c8:lr \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/rules_check.txt
+    timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype bfloat16 \
+      --estimator $e --shapes 140x1024,500x1030,256x4000,400x2048,128x3000 --configs \
+      heuristic,row_block:8x128:w8:2l:sp8,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/rules_check.txt
+  done
+  GPU_K="${GPU_K:-untuned or long_rows or walk}" SHARD_S=${SHARD_S:-200} bash $0 gpu-tests ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
