@@ -247,7 +247,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # those cells (fifty-sixth session, ..._fiftysixth_session_leads_check_h100.txt; GAE,
         # discounted returns, V-trace, traces): 640x600, 960x800, 580x1000, 1000x384, 760x1020
         # x0.69 (geomean; 19 of 20 faster, worst x1.03). bf16 from 768 steps: spans of 8 chunks
-        # of 32x8 lane-row tiles, as 1024-4095 rows take (960x800, 580x1000, 760x1020: x0.81
+        # of 32x8 lane-row tiles, as 1024-4095 rows take (960x800, 580x1000, 760x1020: x0.82
         # the one-chunk spans' time, 11 of 12 faster, GAE 960x800 16.4 us vs 20.6; 8x128/w8
         # lost at 580x1000, x1.10-1.37); below, 8x128/w8 (640x600, 1000x384: x0.78, x0.61-0.97).
         if itemsize <= 2 and T >= 768:
