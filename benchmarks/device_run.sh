@@ -689,7 +689,7 @@ rules-check)
       heuristic,row_block:8x128:w8:2l:sp8,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/rules_check.txt
   done
-  GPU_K="${GPU_K:-untuned or long_rows or walk}" SHARD_S=${SHARD_S:-200} bash $0 gpu-tests ;;
+  GPU_K="${GPU_K:-untuned or long_rows or walk}" SHARD_S=${SHARD_S:-200} bash $R/benchmarks/device_run.sh gpu-tests ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \

@@ -1226,7 +1226,7 @@ def test_untuned_mid_sized_time_major_calls_match_reference(backend, device, est
 @pytest.mark.parametrize("est", ESTIMATORS)
 def test_untuned_bf16_time_major_calls_of_hundreds_of_rows_match_reference(
         backend, device, est, monkeypatch):
-    """The heuristic's configs for untuned bf16 [T, N] buffers of 560-1023 rows x 384-1023
+    """The heuristic's configs for untuned bf16 [T, N] buffers of 640-1023 rows x 384-1023
     steps (8x128/w8 row blocks below 768 steps, spans of 8 chunks of 32x8 one-row-a-lane tiles
     from there): in the interpreter forced on 37 rows x 100 steps; on the GPU the heuristic
     itself, with no DB entry, at 700x500 and 700x900. The reference runs on the bf16-rounded

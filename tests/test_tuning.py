@@ -1191,9 +1191,9 @@ def test_untuned_time_major_calls_of_560_to_4095_rows_of_384_to_1023_steps_take_
     twice the programs of the 16x64/w8 tiles (which make one an SM or fewer there), while they
     fit in one wave of 132 SMs: up to 8 rows a program slot, 3 slots an SM by their registers
     (V-trace 2, the forward scans 4). bf16 from 768 steps takes the lane-row spans of longer
-    rows. Calls of 560-1023 rows x 384-1023 steps take them too (bf16 from 768 steps: the
-    lane-row spans), where the split would run one-chunk spans of 16x64/w8. Outside, and for a
-    call that names no estimator, the 16x64/w8 tiles as before."""
+    rows. Calls of 560-1023 rows x 384-1023 steps take them too (bf16: from 640 rows, and from
+    768 steps the lane-row spans), where the split would run one-chunk spans of 16x64/w8.
+    Outside, and for a call that names no estimator, the 16x64/w8 tiles as before."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     walk8 = {"strategy": "row_block", "BLOCK_N": 8, "BLOCK_T": 128, "num_warps": 8}
     lanes = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
@@ -1211,8 +1211,12 @@ def test_untuned_time_major_calls_of_560_to_4095_rows_of_384_to_1023_steps_take_
             if 8 * n < 4095:
                 assert heuristic_config(8 * n + 1, 512, True, itemsize, est) == \
                     heuristic_config(8 * n + 1, 512, True, itemsize), est
-            for N, T in ((560, 384), (700, 700), (1023, 1023), (1023, 767), (560, 768)):
-                want = lanes if itemsize == 2 and T >= 768 else walk8
+            for N, T in ((560, 384), (700, 700), (1023, 1023), (1023, 767), (560, 768),
+                         (639, 700), (640, 384), (640, 768)):
+                if itemsize == 2 and N < 640:                    # bf16 from 640 rows
+                    want = heuristic_config(N, T, True, itemsize)
+                else:
+                    want = lanes if itemsize == 2 and T >= 768 else walk8
                 assert heuristic_config(N, T, True, itemsize, est) == want, (est, N, T, itemsize)
             for N, T in ((559, 512), (1023, 383), (700, 1024), (2048, 383), (4096, 512),
                          (2047, 1024)):
@@ -1507,8 +1511,8 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
 
 # The row and step counts the heuristic's rules name as bounds, each with its neighbours
 _RULE_ROWS = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 63, 64, 127, 128, 255, 256, 511, 512, 559,
-              560, 1023, 1024, 2047, 2048, 2815, 2816, 3167, 3168, 4095, 4096, 8191, 8192,
-              12672, 12673, 16383, 16384, 32767, 32768, 131071, 131072)
+              560, 639, 640, 1023, 1024, 2047, 2048, 2815, 2816, 3167, 3168, 4095, 4096, 8191,
+              8192, 12672, 12673, 16383, 16384, 32767, 32768, 131071, 131072)
 _RULE_STEPS = (1, 2, 3, 64, 127, 128, 383, 384, 767, 768, 1023, 1024, 2047, 2048, 4095, 4096,
                16383, 16384, 32767, 32768, 65535, 65536, 262143, 262144, 1 << 20, 1 << 22)
 

@@ -237,7 +237,8 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # as did V-trace's 1.4 waves at 3000x400 (21.7 vs 21.2; bf16 24.5 vs 22.2).
             return dict(_ROW_BLOCK_8X128)
         return cfg
-    if time_major and not interpreted and per_sm and 560 <= N < 1024 and 384 <= T < 1024:
+    if (time_major and not interpreted and per_sm and (560 if itemsize >= 4 else 640) <= N < 1024
+            and 384 <= T < 1024):
         # 8x128/w8 row blocks (70-127 programs), not the one-chunk spans of 16x64/w8 tiles the
         # split below would make (H100, forced, fifty-fifth session, probes/2026-12-07_
         # fiftyfifth_session_leads_ab_h100.txt; six estimators, fp32): x0.52-0.90 their time at
@@ -246,10 +247,13 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # (x0.96-1.15: GAE 15.1 vs 13.9), hence from 560 rows, halfway to the 600 that won. Off
         # those cells (fifty-sixth session, ..._fiftysixth_session_leads_check_h100.txt; GAE,
         # discounted returns, V-trace, traces): 640x600, 960x800, 580x1000, 1000x384, 760x1020
-        # x0.69 (geomean; 19 of 20 faster, worst x1.03). bf16 from 768 steps: spans of 8 chunks
-        # of 32x8 lane-row tiles, as 1024-4095 rows take (960x800, 580x1000, 760x1020: x0.82
-        # the one-chunk spans' time, 11 of 12 faster, GAE 960x800 16.4 us vs 20.6; 8x128/w8
-        # lost at 580x1000, x1.10-1.37); below, 8x128/w8 (640x600, 1000x384: x0.78, x0.61-0.97).
+        # x0.69 (geomean; 19 of 20 faster, worst x1.03). bf16 from 640 rows: below 768 steps
+        # 8x128/w8, from there spans of 8 chunks of 32x8 lane-row tiles, as 1024-4095 rows take
+        # (8x128/w8 lost at 580x1000, x1.10-1.37): x0.78 the one-chunk spans' time over 22
+        # timings at 640x600, 700x450, 1000x384, 760x1020, 900x950, 960x800, 1000x1020 (22
+        # faster, x0.61-0.97; V-trace 900x950 20.4 us vs 29.9). Below 640 rows bf16 keeps the
+        # spans: these tiles x1.02 their time there (8 timings, 3 faster; GAE 560x700 14.4 vs
+        # 11.0, 600x768 15.3 vs 13.9).
         if itemsize <= 2 and T >= 768:
             return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                     "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
@@ -298,9 +302,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # 6.7). Off those cells, fp32 and bf16 (fifty-sixth session, ..._fiftysixth_session_
         # leads_check_h100.txt; GAE, discounted returns, V-trace, traces; 130-480 rows x
         # 1100-3900 steps): fp32 x0.91 16 warps' time (9 of 12 faster, worst x1.03 at 180x3900)
-        # and x0.84 1x512/w4's (12 of 12); bf16 x0.88 (9 of 12; 180x3900 x1.04-1.07) and x0.75
-        # (12 of 12; V-trace 350x1600 6.6 us vs 10.1). The tuned grid's 16 warps keep 4096+
-        # steps (256x8192, 128x16384).
+        # and x0.84 1x512/w4's (12 of 12); bf16, with 5 more cells (rules-check, same session,
+        # ..._fiftysixth_session_rules_check_h100.txt; GAE, V-trace), x0.89 16 warps' time (18
+        # timings, 13 faster; 180x3900 x1.04-1.07, GAE 256x4000 x1.11) and x0.81 1x512/w4's
+        # (16, 14 faster; V-trace 350x1600 6.6 us vs 10.1), but at 500x1030 1x512/w4 won (GAE
+        # 8.0 vs 10.9: a second 1024-step pass of 6 steps; fp32 untimed there). The tuned
+        # grid's 16 warps keep 4096+ steps (256x8192, 128x16384).
         split = 16 if N < 512 and T >= 4096 else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
