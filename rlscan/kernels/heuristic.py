@@ -306,8 +306,9 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # ..._fiftysixth_session_rules_check_h100.txt; GAE, V-trace), x0.89 16 warps' time (18
         # timings, 13 faster; 180x3900 x1.04-1.07, GAE 256x4000 x1.11) and x0.81 1x512/w4's
         # (16, 14 faster; V-trace 350x1600 6.6 us vs 10.1), but at 500x1030 1x512/w4 won (GAE
-        # 8.0 vs 10.9: a second 1024-step pass of 6 steps; fp32 untimed there). The tuned
-        # grid's 16 warps keep 4096+ steps (256x8192, 128x16384).
+        # 8.0 vs 10.9; a row length not a multiple of 4, where the split tiles take 1.3-2.7x
+        # their registers: benchmarks/NOTES.md; fp32 untimed there). The tuned grid's 16 warps
+        # keep 4096+ steps (256x8192, 128x16384).
         split = 16 if N < 512 and T >= 4096 else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
