@@ -694,17 +694,22 @@ odd-steps-ab)
   # time-last rows whose length is not a multiple of 4 (fifty-sixth session, ptxas on CPU,
   # probes/2026-12-07_fiftysixth_session_odd_steps_registers.txt): the split two-level tiles
   # take 1.3-2.7x the registers there (GAE sp8 300x2051 109 against 60 at 2048; sp16 108 against
-  # 40: 2.27 waves), 1x512/w4 1.1x. Each tile against its aligned neighbour, fp32 and bf16 (~4 min)
+  # 40: 2.27 waves), 1x512/w4 1.1x. Each tile against its aligned neighbour, fp32 and bf16,
+  # then rlscan-bench on the odd-lengths set (~7 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
     for dt in float32 bfloat16; do
-      timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
+      timeout 55 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
         --shapes 300x2048,300x2050,300x2051,500x1024,500x1030,500x1031,256x4096,256x4097,1500x4096,1500x4097 \
         --configs tuned,heuristic,row_block:8x128:w8:2l:sp8,row_block:16x128:w16:2l:sp16,row_block:4x256:w4:2l:sp4,row_block:1x512:w4 \
         2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_steps.txt
     done
-    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-400} ] && { echo "odd-steps-ab: out of time after $e"; break; }
-  done ;;
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-280} ] && { echo "odd-steps-ab: out of time after $e"; break; }
+  done
+  # then rlscan-bench on those lengths (tune/grid.py "odd-lengths"; BENCH_S=0: not)
+  [ "${BENCH_S:-150}" != 0 ] && { timeout ${BENCH_S:-150} python3 -m rlscan.tune.bench \
+    --shapes odd-lengths --layouts time_last --dtypes float32,bfloat16 --baselines "" \
+    --out $OUT/bo 2>&1 | grep -v "Warn\|_warn" | tail -3; rm -f $OUT/bo/bench.png; } ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \

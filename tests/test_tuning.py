@@ -1884,6 +1884,9 @@ def test_tune_shapes_take_named_sets_beside_rows_x_steps():
         assert len(set(buckets)) == len(buckets) and not set(buckets) & tuned, name
     # ... but for the unaligned set, whose rows and steps are multiples of 4, not of 16
     assert all(x % 16 and not x % 4 for shape in grid.NAMED_SHAPES["unaligned"] for x in shape)
+    # and the odd-lengths set, whose rows (time-last) are no multiple of 4, odd or 2 mod 4
+    odd = [t for _, t in grid.NAMED_SHAPES["odd-lengths"]]
+    assert all(t % 4 for t in odd) and {t % 2 for t in odd} == {0, 1}
 
 
 def test_time_major_single_rows_are_tuned_as_the_time_last_cells_their_calls_read():
