@@ -706,6 +706,12 @@ odd-steps-ab)
     done
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-280} ] && { echo "odd-steps-ab: out of time after $e"; break; }
   done
+  # the patch that keeps the tile's layout there (contiguity 1 said on its lanes), shipped vs
+  # patched at lengths that are not multiples of 4 only (at multiples of 4 it costs the vector loads)
+  timeout 90 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/odd_length_contiguity.patch \
+    --rounds 2 --estimators gae,vtrace,discounted_returns --cells \
+    300x2051@row_block:8x128:w8:2l:sp8,300x2050@row_block:16x128:w16:2l:sp16,500x1030@row_block:8x128:w8:2l:sp8,1500x4097@row_block:4x256:w4:2l:sp4 \
+    2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_steps.txt
   # then rlscan-bench on those lengths (tune/grid.py "odd-lengths"; BENCH_S=0: not)
   [ "${BENCH_S:-150}" != 0 ] && { timeout ${BENCH_S:-150} python3 -m rlscan.tune.bench \
     --shapes odd-lengths --layouts time_last --dtypes float32,bfloat16 --baselines "" \
