@@ -675,9 +675,9 @@ leads-check)
     -m gpu -p no:cacheprovider -o addopts="" test_estimators.py \
     -k "untuned_mid_sized or untuned_long_time_last" 2>&1 | tail -3) ;;
 rules-check)
-  # the fifty-sixth session's rules: bf16 time-major 560-1023 rows and time-last below 512 rows
-  # on cells neither leads-ab nor leads-check timed, then the GPU tests of every heuristic rule
-  # (GPU_K below) in 8 processes side by side (~4 min)
+  # the fifty-sixth session's rules: bf16 time-major 560-1023 rows (since: from 640) and time-last
+  # below 512 rows on cells neither leads-ab nor leads-check timed, then the GPU tests of every
+  # heuristic rule (GPU_K below) in 8 processes side by side (~4 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
     timeout 35 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \

@@ -43,7 +43,7 @@ NAMED_SHAPES = {
     # lengths divisible by 4 or 8 but not by 16, rows and steps alike (either layout): what the
     # launcher's ALIGN_T / ALIGN_N hints are for (forty-ninth session); for rlscan-bench
     "unaligned": ((1000, 3000), (1500, 600), (72, 3000), (100, 1000), (9000, 200), (24, 40008)),
-    # time-last row lengths not a multiple of 4 (odd, or 2 mod 4): no load takes two steps,
+    # time-last row lengths not a multiple of 4 (odd, or 2 mod 4): no load takes 4 steps,
     # and the split two-level tiles take 1.3-2.7x their registers there (fifty-sixth session,
     # benchmarks/results/probes/2026-12-07_fiftysixth_session_odd_steps_registers.txt)
     "odd-lengths": ((300, 2051), (500, 1030), (256, 4097), (1500, 4097), (1024, 8191),
