@@ -17,6 +17,8 @@ _SPANS_128X4 = {"strategy": "chunked", "BLOCK_N": 128, "BLOCK_T": 4, "num_warps"
 # Retrace's hundreds
 _SPANS_32X8 = {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
                "CHUNKS_PER_SPAN": 4}
+# spans of 8 chunks of 32x8 tiles of one row a lane: 560-4095 time-major rows of ~1024 steps
+_LANE_SPANS_32X8 = dict(_SPANS_32X8, CHUNKS_PER_SPAN=8, LANE_ROWS=True)
 # one-warp row blocks of 32 rows, one a lane, in 16-step chunks (many time-major rows)
 _LANE_ROWS_32X16 = {"strategy": "row_block", "BLOCK_N": 32, "BLOCK_T": 16, "num_warps": 1,
                     "LANE_ROWS": True}
@@ -214,8 +216,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
             # bf16 2500x900 GAE / V-trace / discounted returns / traces 26.5 / 33.8 / 20.3 /
             # 20.1 us against 8x128/w8's 30.9 / 47.9 / 24.5 / 23.4 (V-trace's 16x64/w8 45.7);
             # at 3000x700 even (23.5 / 29.0 / 18.6 / 18.2 vs 22.7 / 34.8 / 18.8 / 18.0)
-            return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
-                    "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+            return dict(_LANE_SPANS_32X8)
         if T >= 1024 and N < 8192 and itemsize <= 2:
             # 2-byte inputs: the spans of 128x4 tiles that longer rows take. The H100 tuner's
             # timings at 4096x1024 bf16, 8 of 8 faster than 16x64/w8 (x0.70-0.96): discounted
@@ -255,8 +256,7 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # spans: these tiles x1.02 their time there (8 timings, 3 faster; GAE 560x700 14.4 vs
         # 11.0, 600x768 15.3 vs 13.9).
         if itemsize <= 2 and T >= 768:
-            return {"strategy": "chunked", "BLOCK_N": 32, "BLOCK_T": 8, "num_warps": 1,
-                    "CHUNKS_PER_SPAN": 8, "LANE_ROWS": True}
+            return dict(_LANE_SPANS_32X8)
         return dict(_ROW_BLOCK_8X128)
     # The next two from the tuners' own timings in the buckets they change (both DBs where
     # tuned; forty-sixth session), against the 16x64/w8 tiles (whole, or one-chunk spans):
