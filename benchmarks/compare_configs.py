@@ -25,7 +25,9 @@ results are wrong (``!``), so ``nofill`` is a lower bound, never a config to shi
 time-major tile (shipped: the tiles ``launch._tells_n`` names; ``name=shipped/alignN``);
 ``--unspec-ab`` as shipped and on the scan kernel compiled with its time strides unspecialised
 and ``ALIGN_N`` off, the kernel of lane-row tiles (``name=shipped/unspec``): time-major loads
-then stay scalar, whatever N's divisibility.
+then stay scalar, whatever N's divisibility. ``--group-ab`` as shipped and with two-level tiles
+holding the config's groups of steps at every T (``name=shipped/group4``; shipped: no more steps
+a group than the power of two dividing T, ``launch._GROUP_BY_ALIGNMENT``).
 ``--stale-db`` lets ``tuned`` read the shipped DB's entries even though the kernel source
 changed since they were tuned (an A/B of a kernel edit on the tuned configs).
 ``--no-resets`` draws rows with no episode end and γ = λ = 1 (``no_reset_call``): the grid's
@@ -240,6 +242,8 @@ def _variant(variant, shipped):
     lookback_state.acquire = shipped["acquire"] if how == "persistent" else (lambda *a: None)
     if tweak == "alignN":        # every time-major tile told N's power of two
         launch._tells_n = lambda *tile: True
+    elif tweak == "group4":      # two-level groups as the config says, whatever T's alignment
+        launch._GROUP_BY_ALIGNMENT = False
     elif tweak == "unspec":      # time strides unspecialised, none said: scalar loads
         launch._tells_n = lambda *tile: False
         launch.fused_scan_kernel = launch._lane_rows_kernel
@@ -249,6 +253,7 @@ def _variant(variant, shipped):
         launch._PDL, launch._PDL_FIRST = shipped["pdl"], shipped["first"]
         launch._run, lookback_state.acquire = shipped["run"], shipped["acquire"]
         launch._tells_n = shipped["tells_n"]
+        launch._GROUP_BY_ALIGNMENT = shipped["group_by_alignment"]
         launch.fused_scan_kernel = shipped["kernel"]
 
 
@@ -270,6 +275,10 @@ def main(argv=None) -> int:
     p.add_argument("--align-n-ab", action="store_true",
                    help="each config as shipped and with ALIGN_N in every time-major tile "
                         "(shipped: launch._tells_n's)")
+    p.add_argument("--group-ab", action="store_true",
+                   help="each config as shipped and with its two-level groups as configured "
+                        "at any T (shipped: launch._GROUP_BY_ALIGNMENT's smaller groups where "
+                        "T is no multiple of them)")
     p.add_argument("--unspec-ab", action="store_true",
                    help="each config as shipped and on the kernel with unspecialised time "
                         "strides, ALIGN_N off (time-major: scalar loads, as lane-row tiles)")
@@ -308,9 +317,10 @@ def main(argv=None) -> int:
     bw, est = copy_bandwidth(), args.estimator
     shipped = {"pdl": launch._PDL, "first": launch._PDL_FIRST, "run": launch._run,
                "acquire": lookback_state.acquire, "tells_n": launch._tells_n,
-               "kernel": launch.fused_scan_kernel}
+               "kernel": launch.fused_scan_kernel,
+               "group_by_alignment": launch._GROUP_BY_ALIGNMENT}
     tweaks = ("shipped",) + (("alignN",) if args.align_n_ab else ()) + \
-        (("unspec",) if args.unspec_ab else ())
+        (("unspec",) if args.unspec_ab else ()) + (("group4",) if args.group_ab else ())
     l2 = timing.l2_bytes(torch.device("cuda"))
     for N, T in args.shapes:
         if args.no_resets:

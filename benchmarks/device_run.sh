@@ -57,6 +57,9 @@
 #   bash benchmarks/device_run.sh tm-probe     # time_major_probe.py: persistent look-back spans of
 #                                              # one row a lane against the tuned linear_scan,
 #                                              # whose DB now has lane-row tiles (~3 min)
+#   bash benchmarks/device_run.sh group-ab     # two-level groups by T's alignment vs the configs'
+#                                              # at odd / 2 mod 4 lengths, then (TESTS_S=S)
+#                                              # the two-level GPU tests (~5 min)
 #   bash benchmarks/device_run.sh ab           # any configs forced beside the tuned one: AB_ESTS,
 #                                              # AB_SHAPES, AB_CONFIGS, AB_LAYOUT, AB_DTYPE
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
@@ -716,6 +719,24 @@ odd-steps-ab)
   [ "${BENCH_S:-150}" != 0 ] && { timeout ${BENCH_S:-150} python3 -m rlscan.tune.bench \
     --shapes odd-lengths --layouts time_last --dtypes float32,bfloat16 --baselines "" \
     --out $OUT/bo 2>&1 | grep -v "Warn\|_warn" | tail -3; rm -f $OUT/bo/bench.png; } ;;
+group-ab)
+  # two-level tiles holding groups of no more steps than the power of two dividing T
+  # (launch._GROUP_BY_ALIGNMENT, fifty-seventh session: ptxas on CPU gives the split tiles
+  # their aligned registers and barriers back at T = 2 mod 4, most of them at odd T) against
+  # the config's groups at every T (compare_configs --group-ab: shipped/group4), fp32 and bf16,
+  # tuned and heuristic configs at lengths odd, 2 mod 4 and (bf16) 4 mod 8, and 1x512/w4 (no
+  # two-level scan) beside them; then the GPU tests of two-level tiles (~6 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
+    for dt in float32 bfloat16; do
+      timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
+        --group-ab --shapes ${GROUP_SHAPES:-300x2051,300x2050,300x2052,500x1030,256x4097,1500x4097,1024x8191,128x16383} \
+        --configs tuned,heuristic,row_block:1x512:w4 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/group_ab.txt
+    done
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "group-ab: out of time after $e"; break; }
+  done
+  [ "${TESTS_S:-0}" != 0 ] && GPU_K="${GPU_K:-two_level or split or groups_of or odd}" \
+    SHARD_S=$TESTS_S bash $R/benchmarks/device_run.sh gpu-tests ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \

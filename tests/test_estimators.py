@@ -283,8 +283,8 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
     for."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    taken = record_constexprs(monkeypatch, "TWO_LEVEL")
-    shape = (5 if block_n > 1 else 2, 3 * block_t + 1)
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP")
+    shape = (5 if block_n > 1 else 2, 3 * block_t + 4)     # rows of whole groups of 4
     # γλ near 1, ratios of 1 and no episode ends in row 0: every step reaches far back,
     # across groups, parts and chunks; the last row ends episodes on group and part edges
     kw, rk = make(est, shape, seed=29, gamma=0.999, lmbda=1.0)
@@ -298,7 +298,7 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
     matches_reference_under(dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t,
                                  num_warps=1, CHUNKS_PER_SPAN=1, TWO_LEVEL=two_level), est, kw,
                             rk, device, T=shape[-1])
-    assert taken and set(taken) == {int(two_level)}
+    assert taken and set(taken) == {(int(two_level), 4)}
 
 
 @pytest.mark.parametrize("block_n, block_t, split, group", [
@@ -318,7 +318,7 @@ def test_rows_split_over_tile_rows_match_reference(backend, device, est, block_n
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "SPLIT", "GROUP")
     step = split * block_t                         # steps of a row one iteration covers
-    shape = (5, 2 * step + block_t + 3)
+    shape = (5, 2 * step + block_t + group)        # rows of whole groups
     kw, rk = make(est, shape, seed=31, gamma=0.999, lmbda=1.0)
     if "log_ratio" in kw:
         kw["log_ratio"] = rk["log_ratio"] = torch.zeros(shape)
@@ -388,7 +388,7 @@ def test_two_level_groups_of_8_or_16_steps_match_reference_in_bf16(backend, devi
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP")
-    shape = (17 if block_n > 1 else 2, 3 * block_t + 1)
+    shape = (17 if block_n > 1 else 2, 3 * block_t + group)     # rows of whole groups
     kw, _ = make(est, shape, seed=43, gamma=0.999, lmbda=1.0)
     if "log_ratio" in kw:
         kw["log_ratio"] = torch.zeros(shape)
@@ -406,6 +406,64 @@ def test_two_level_groups_of_8_or_16_steps_match_reference_in_bf16(backend, devi
     kw, rk = make("episodic_cumsum", (3, 40), seed=43)
     matches_reference_under(cfg, "episodic_cumsum", kw, rk, device, T=40)
     assert taken[-1] == (0, 4)
+
+
+@pytest.mark.parametrize("T, stride, dtype, group", [
+    (3 * 128 + 1, None, torch.float32, 1), (3 * 128 + 2, None, torch.float32, 2),
+    (3 * 128 + 4, None, torch.float32, 4), (3 * 128 + 4, None, torch.bfloat16, 4),
+    (3 * 128 + 2, None, torch.bfloat16, 2), (3 * 128, 3 * 128 + 1, torch.float32, 1)])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "discounted_returns"])
+def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, est, T, stride,
+                                                              dtype, group, monkeypatch):
+    """A two-level tile's groups hold no more steps than the power of two dividing T and the
+    row strides (``launch._GROUP_BY_ALIGNMENT``): fp32 groups of 4 and bf16 groups of 8 take 1,
+    2 or 4 steps a thread on rows of 385, 386 and 388 steps, and on rows of 384 sliced from a
+    buffer of 385 (T aligned, the row stride odd); a split tile, episode ends on the steps
+    either side of group, part, tile-row and chunk edges, and the reference's results (on the
+    rounded inputs for bf16)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no chunks")
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP", "SPLIT")
+    n, width = 5, stride or T
+    full, _ = make(est, (n, width), seed=67, gamma=0.999, lmbda=1.0)
+    if "log_ratio" in full:
+        full["log_ratio"] = torch.zeros(n, width)
+    full["terminated"][0] = full["truncated"][0] = False
+    for t in (T - 2, T - 1 - group, T - 129, T - 128, T - 257, 0, 1):
+        full["terminated"][1, t] = True
+        full["truncated"][2, t] = True
+    half, rounded = per_step_in(dtype, full)
+
+    def rows(kw, dev=None):     # [n, T] views (moved first: a copy of a view is compact)
+        return {k: v.to(dev)[:, :T] if torch.is_tensor(v) and v.dim() == 2 else v
+                for k, v in kw.items()}
+    per_step, rounded = rows(half, device), rows(rounded)
+    assert per_step["rewards"].stride(0) == width
+    g8 = dtype == torch.bfloat16    # (8 steps a thread fill a warp's lanes at 256 a row)
+    cfg = dict(strategy="row_block", BLOCK_N=4, BLOCK_T=256 if g8 else 128, num_warps=4,
+               TWO_LEVEL=True, GROUP=8 if g8 else 4, SPLIT=4)
+    with force_config(**cfg):
+        out = call(est, per_step)
+    assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
+    assert taken and set(taken) == {(1, group, 4)}
+    # as configured where the launcher does not shrink them
+    monkeypatch.setattr(launch, "_GROUP_BY_ALIGNMENT", False)
+    taken.clear()
+    with force_config(**cfg):
+        assert_matches(call(est, per_step), reference(est, rounded), T=T,
+                       scale=scale_of(est, rounded))
+    assert set(taken) == {(1, cfg["GROUP"], 4)}
+
+
+def test_two_level_groups_keep_at_most_8_parts_a_chunk():
+    """Groups shrink to the rows' alignment, but a chunk of 512 steps keeps groups of 2 and one
+    of 1024 steps groups of 4: a thread holds at most 8 parts of 32 groups
+    (``configs.two_level_fits``)."""
+    assert [launch._aligned_group(a, 128) for a in (1, 2, 4, 8, 16)] == [1, 2, 4, 8, 16]
+    assert [launch._aligned_group(a, 512) for a in (1, 2, 4)] == [2, 2, 4]
+    assert [launch._aligned_group(a, 1024) for a in (1, 2, 4, 8)] == [4, 4, 4, 8]
+    assert launch._pow2_dividing(385, 385) == 1 and launch._pow2_dividing(386, 0) == 2
+    assert launch._pow2_dividing(384, 385) == 1 and launch._pow2_dividing(4096, 8192) == 16
 
 
 def test_two_level_is_ignored_for_forward_scans_and_time_major_buffers(backend, device,
@@ -503,7 +561,7 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     """The tuner's capped 16-bit split tile (4x256/w4/sp4 in groups of 8 at 64 registers,
     `configs._register_cap`: measured for GAE and Retrace; V-trace spills under it, the others
     hold at most 64 registers anyway): bf16 inputs with bool flags give the reference's
-    results on the rounded inputs, rows of two whole iterations of 1,024 steps and 259 more,
+    results on the rounded inputs, rows of two whole iterations of 1,024 steps and 264 more,
     episode ends either side of the tile rows' chunk and the iterations' edges, and one row
     with none. The interpreter ignores the cap: there one estimator checks the tile."""
     if backend == "torch":
@@ -515,7 +573,7 @@ def test_register_capped_split_tiles_in_groups_of_8_match_reference_in_bf16(back
     in_tuner = cfg in C.candidates(est, 1024, 8192, "time_last", "bfloat16")
     assert in_tuner == (est in ("gae", "retrace"))
     assert cfg not in C.candidates(est, 1024, 8192, "time_last", "float32")
-    shape = (6, 2 * 1024 + 256 + 3)
+    shape = (6, 2 * 1024 + 256 + 8)                   # rows of whole groups of 8
     kw, _ = make(est, shape, seed=61, gamma=0.999, lmbda=1.0)
     if "log_ratio" in kw:
         kw["log_ratio"] = torch.zeros(shape)

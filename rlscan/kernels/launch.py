@@ -77,6 +77,15 @@ _DESCEND_TIME_MAJOR = True
 # 40.4, V-trace 147.4 -> 72.3; 128x4/w1/c8 spans at 1024x8192 46.8 -> 34.8, 72.8 -> 52.9; fp32
 # unchanged (2026-12-01, kernel_ab.py).
 _CONTIG_TIME_MAJOR = True
+# Two-level tiles (time-last) hold groups of no more steps than the power of two dividing T
+# and the row strides: a row whose length is odd or 2 mod 4 allows no 4-step load, and with
+# groups of 4 Triton's coalescing pass lays the loads 1 step a thread with 4 lanes along a
+# group, a layout that reaches the scan (ptxas of triton 3.6, sm_90, fp32 300x2050 / 300x2051,
+# groups of 4 -> 2 / 1: GAE split over 8 warps 77 -> 64 / 109 -> 80 registers, over 16 89 -> 64
+# / 108 -> 79, V-trace over 8 118 -> 90 / 128 -> 114, barriers a chunk 20 -> 6 / 20 -> 14;
+# bf16's groups of 8 at 2052 (4 mod 8) 104 -> 48 registers with the 8x128 tile's groups of 4;
+# benchmarks/results/probes/2026-12-07_fifty-seventh_session_group_alignment_registers.txt).
+_GROUP_BY_ALIGNMENT = True
 # Time-major tiles of one row a lane (configs ``LANE_ROWS``): the scan kernel's own source,
 # compiled with the time strides unspecialised. A time-major load's rows are contiguous, but
 # at a time stride of unknown divisibility not known to be aligned: triton keeps the loads
@@ -142,12 +151,25 @@ def _np2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def _pow2_dividing(*ints: int) -> int:
+    """The largest power of two up to 16 that divides every one of ``ints`` (0 counts as any)."""
+    g = math.gcd(*ints)
+    return min(g & -g, 16) if g else 16
+
+
 def _align(*ints: int) -> int:
     """The largest power of two below 16 that divides every one of ``ints`` (0 counts as any),
     for the kernel's ALIGN_T / ALIGN_N; 1 where they are all multiples of 16, which Triton's
     own specialisation already sees (the compiled kernel is then the one it was before)."""
-    g = math.gcd(*ints)
-    return 1 if g % 16 == 0 else g & -g
+    p2 = _pow2_dividing(*ints)
+    return 1 if p2 == 16 else p2
+
+
+def _aligned_group(align: int, block_t: int) -> int:
+    """The most steps a thread of a two-level tile may hold for rows whose length and strides
+    the power of two ``align`` divides: ``align``, but at most 8 parts of 32 groups a chunk
+    (``configs.two_level_fits``), so a 1024-step chunk keeps groups of 4, a 512-step one 2."""
+    return max(align, block_t // 256)
 
 
 # the kernel's tensor arguments in signature order: the 9 per-step inputs (with strides), the 2
@@ -255,6 +277,8 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
+    if two_level and _GROUP_BY_ALIGNMENT:
+        group = min(group, _aligned_group(_pow2_dividing(pb.T, *row_strides), bt))
     # a row block's rows spread over SPLIT tile rows, time-last; a forward scan's only with
     # one input row a program (scan.py)
     split = cfg.get("SPLIT", 1)
