@@ -692,7 +692,7 @@ rules-check)
       heuristic,row_block:8x128:w8:2l:sp8,row_block:16x128:w16:2l:sp16,row_block:1x512:w4 2>&1 \
       | grep -v "Warn\|_warn" | tee -a $OUT/rules_check.txt
   done
-  GPU_K="${GPU_K:-untuned or long_rows or walk}" SHARD_S=${SHARD_S:-200} bash $R/benchmarks/device_run.sh gpu-tests ;;
+  GPU_K="${GPU_K:-untuned or long_rows or walk}" SHARD_S=${SHARD_S:-200} bash -c "cd $R && bash benchmarks/device_run.sh gpu-tests" ;;
 odd-steps-ab)
   # time-last rows whose length is not a multiple of 4 (fifty-sixth session, ptxas on CPU,
   # probes/2026-12-07_fiftysixth_session_odd_steps_registers.txt): the split two-level tiles
@@ -736,7 +736,7 @@ group-ab)
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "group-ab: out of time after $e"; break; }
   done
   [ "${TESTS_S:-0}" != 0 ] && GPU_K="${GPU_K:-two_level or split or groups_of or odd}" \
-    SHARD_S=$TESTS_S bash $R/benchmarks/device_run.sh gpu-tests ;;
+    SHARD_S=$TESTS_S bash -c "cd $R && bash benchmarks/device_run.sh gpu-tests" ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \

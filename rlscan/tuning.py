@@ -480,13 +480,13 @@ def select_config(pb: P.Problem) -> dict:
     except KeyError:
         hit = _cache[key] = _resolve(pb, key)
     if hit is None:
-        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
-                         sm_count(p0.device))
-    if hit[1]:
-        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
-        if walk is not None:
-            return walk
-    return _configs.within_lookback_limit(hit[0], pb.T)
+        cfg = heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
+                        sm_count(p0.device))
+    else:
+        cfg = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T) if hit[1] else None
+        if cfg is None:
+            cfg = _configs.within_lookback_limit(hit[0], pb.T)
+    return _configs.for_odd_rows(cfg, pb.T) if pb.T & 1 and key[3] else cfg
 
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
@@ -592,15 +592,18 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(None, "torch")
     db_slug = slug if gpu is not None else _db_slug(lay.device)
     hit = _lookup(db_slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
+    odd = lay.T & 1 and lk == "time_last"
     if hit is not None:   # as select_config picks it
         walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
                                             lay.T)
-        return choice(dict(walk or _configs.within_lookback_limit(hit[0], lay.T)), hit[1])
+        cfg = walk or _configs.within_lookback_limit(hit[0], lay.T)
+        return choice(dict(_configs.for_odd_rows(cfg, lay.T) if odd else cfg), hit[1])
     # spelled out like a DB config (the launcher's defaults filled in); a named GPU's SM count
     # from its DB's device record (None without one: the H200's)
     sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
+    cfg = heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)
     full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
-            **heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}
+            **(_configs.for_odd_rows(cfg, lay.T) if odd else cfg)}
     return choice(full, "heuristic")
 
 

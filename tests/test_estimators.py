@@ -1358,12 +1358,13 @@ def test_untuned_fp32_time_last_calls_of_1024_long_rows_match_reference(
     GAE's, V-trace's and Retrace's rows each on 4 warps, two-level, the other estimators'
     1x512/w4 row blocks: in the interpreter the split tile forced on 3 rows x 600
     steps (a ragged row tile, a ragged last chunk; every estimator); on the GPU the heuristic
-    itself, with no DB entry, at 1030x2100."""
+    itself, with no DB entry, at 1030x2100, and at 1030x2101, an odd length, where the split
+    tile gives way to 1x512/w4 (``configs.for_odd_rows``)."""
     _untuned_calls_match_reference(
-        backend, device, est, monkeypatch, gpu_shapes=[(1030, 2100)], cpu_shape=(3, 600),
-        forced=[_ROWS_ON_4_WARPS], seed=53,
+        backend, device, est, monkeypatch, gpu_shapes=[(1030, 2100), (1030, 2101)],
+        cpu_shape=(3, 600), forced=[_ROWS_ON_4_WARPS], seed=53,
         expected=lambda N, T: _ROWS_ON_4_WARPS if est in ("gae", "vtrace", "retrace")
-        else _WIDE_ROWS)
+        and T % 2 == 0 else _WIDE_ROWS)
 
 
 _SPANS_OF_4 = dict(strategy="chunked", BLOCK_N=2, BLOCK_T=128, num_warps=2, CHUNKS_PER_SPAN=4,

@@ -160,6 +160,32 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
     assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
 
 
+def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200):
+    """Time-last rows of odd length run 1x512/w4 where the DB or the heuristic names the
+    two-level tile split over 4 warps (any GROUP or register cap), and select_config and
+    which_config agree; even lengths, time-major buffers and other tiles keep their config."""
+    shipped, _, reload = dirs
+    split4 = dict(cfg(4, 256, 4), TWO_LEVEL=True, SPLIT=4)
+    capped = dict(split4, GROUP=8, maxnreg=64)
+    split8 = dict(cfg(8, 128, 8), TWO_LEVEL=True, SPLIT=8)
+    wide = cfg(1, 512, 4)
+    write(shipped / f"{SLUG}.json", doc({"gae": [entry(1024, 4096, split4),
+                                                 entry(1024, 4096, capped, dtype="bfloat16"),
+                                                 entry(256, 4096, split8),
+                                                 entry(1024, 4096, split4, layout="time_major")]}))
+    reload()
+    for dtype in (torch.float32, torch.bfloat16):
+        for T, want in ((4097, wide), (8191, wide), (4096, None), (8190, None)):
+            got = tuning.select_config(_problem(1500, T, dtype=dtype))
+            assert got == (want or (split4 if dtype == torch.float32 else capped)), (dtype, T)
+            assert ask(N=1500, T=T, dtype=dtype).config == got
+    assert tuning.select_config(_problem(300, 4097)) == split8
+    assert tuning.select_config(_problem(1500, 4097, time_major=True)) == split4
+    assert C.for_odd_rows(split4, 4097) == wide and C.for_odd_rows(split4, 4098) is split4
+    spans = dict(split4, strategy="chunked", CHUNKS_PER_SPAN=2)
+    assert C.for_odd_rows(spans, 4097) is spans
+
+
 def test_which_config_reports_a_bounded_walk_where_the_coefficients_bound_it(dirs, cpu_is_h200):
     """An entry's bounded_walk look-back config runs (and which_config says so) where the call's
     scalar coefficients bound every walk back to the first window; the estimator's own defaults

@@ -341,6 +341,30 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# Time-last rows of odd length (no load takes two steps) that a config would give the two-level
+# tile split over 4 warps (4x256/w4/sp4, any GROUP or register cap: the heuristic's rule for
+# 1024+ rows, and DB buckets) run as 1x512/w4. H100, 2 rounds, the heuristic's tile (its groups
+# shrunk to 1 by the launcher) against 1x512/w4, GAE / V-trace / bf16 discounted returns, fp32
+# and bf16: 15 of 15 faster, x0.66-0.89 (1500x4097 GAE fp32 79.1 -> 56.9 us, 2000x2049 V-trace
+# fp32 91.2 -> 60.2, 1024x8191 V-trace bf16 108.7 -> 96.6); fp32 discounted returns takes
+# 1x512/w4 there already. The split over 8 warps (8x128/w8/sp8, 256-1023 rows) keeps its tile:
+# 1x512/w4 won at 300x2051 (x0.88-0.94) and 400x4095 (5 of 6) but lost at 264x3001
+# (x1.11-1.37). benchmarks/results/probes/2026-12-07_fifty-seventh_session_group_ab_h100.txt.
+_ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
+_ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
+                    "num_stages": 1}
+
+
+def for_odd_rows(config: Dict, T: int) -> Dict:
+    """``config`` for time-last rows of ``T`` steps, T odd: 1x512/w4 where it names the
+    two-level tile split over 4 warps (see ``_ODD_ROWS_SPLIT_TILE``), else ``config``."""
+    if (T & 1 and config.get("TWO_LEVEL") and config.get("strategy", "row_block") == "row_block"
+            and (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
+                 config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
+        return _ODD_ROWS_CONFIG
+    return config
+
+
 def two_level_fits(config: Dict) -> bool:
     """Whether a tile can scan in two levels: groups of GROUP (4, 8 or 16) steps, one a thread, at
     most 32 of them a row on one warp's lanes, at most 8 such parts of a row in each thread's
