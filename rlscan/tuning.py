@@ -466,7 +466,8 @@ def select_config(pb: P.Problem) -> dict:
     (``P.decay_bound``), runs instead; an entry's
     look-back config that would make more than ``configs.LOOKBACK_MAX_SPANS`` spans a row runs
     as chunked spans of the same tile (``configs.within_lookback_limit``: DBs tuned before the
-    limit).
+    limit). Time-last rows of odd length run 1x512/w4 where the choice is the 4-warp split
+    tile (``configs.for_odd_rows``).
 
     The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
     resolves it (and warns once per estimator and GPU when there is no entry). Never measures

@@ -83,8 +83,13 @@ _CONTIG_TIME_MAJOR = True
 # group, a layout that reaches the scan (ptxas of triton 3.6, sm_90, fp32 300x2050 / 300x2051,
 # groups of 4 -> 2 / 1: GAE split over 8 warps 77 -> 64 / 109 -> 80 registers, over 16 89 -> 64
 # / 108 -> 79, V-trace over 8 118 -> 90 / 128 -> 114, barriers a chunk 20 -> 6 / 20 -> 14;
-# bf16's groups of 8 at 2052 (4 mod 8) 104 -> 48 registers with the 8x128 tile's groups of 4;
-# benchmarks/results/probes/2026-12-07_fifty-seventh_session_group_alignment_registers.txt).
+# bf16's 8x256 split tile at 2052 (4 mod 8), groups of 8 -> 4: GAE 104 -> 94, V-trace 164 -> 113;
+# probes/2026-12-07_fifty-seventh_session_group_alignment_registers.txt). H100, 2 rounds, the
+# tuned and heuristic configs of GAE, V-trace and discounted returns at 8 lengths, shrunk vs
+# configured groups: odd T fp32 x0.90 (30 timings, 4 slower: the 4-warp split tile, which odd
+# rows no longer run, configs.for_odd_rows), bf16 x0.59 (30 of 30 faster); 2 mod 4 fp32 x0.82,
+# bf16 x0.77 (24 of 24; GAE fp32 500x1030 10.86 -> 8.04 us; benchmarks/results/probes/
+# 2026-12-07_fifty-seventh_session_group_ab_h100.txt).
 _GROUP_BY_ALIGNMENT = True
 # Time-major tiles of one row a lane (configs ``LANE_ROWS``): the scan kernel's own source,
 # compiled with the time strides unspecialised. A time-major load's rows are contiguous, but
