@@ -698,7 +698,8 @@ odd-steps-ab)
   # probes/2026-12-07_fiftysixth_session_odd_steps_registers.txt): the split two-level tiles
   # take 1.3-2.7x the registers there (GAE sp8 300x2051 109 against 60 at 2048; sp16 108 against
   # 40: 2.27 waves), 1x512/w4 1.1x. Each tile against its aligned neighbour, fp32 and bf16,
-  # then rlscan-bench on the odd-lengths set (~7 min)
+  # then rlscan-bench on the odd-lengths set (~7 min). Since the fifty-seventh session the
+  # launcher shrinks such tiles' groups (group-ab times that); the patch stays a scan.py option
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
     for dt in float32 bfloat16; do
