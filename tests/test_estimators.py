@@ -269,22 +269,23 @@ def test_vtrace_next_lane_by_gather_or_second_composition_matches_reference(
                                  CHUNKS_PER_SPAN=1), "vtrace", kw, rk, device, T=shape[-1])
 
 
-@pytest.mark.parametrize("two_level", [True, False])
+@pytest.mark.parametrize("two_level, tail", [(True, 4), (False, 4), (True, 1)])
 @pytest.mark.parametrize("strategy", ["row_block", "chunked", "lookback"])
 @pytest.mark.parametrize("block_n, block_t", [(8, 16), (1, 256), (1, 1024)])
 @pytest.mark.parametrize("est", BACKWARD)
 def test_two_level_backward_scan_matches_reference(backend, device, est, block_n, block_t,
-                                                   strategy, two_level, monkeypatch):
+                                                   strategy, two_level, tail, monkeypatch):
     """Configs with TWO_LEVEL scan backward chunks in two levels (groups of 4 steps in a thread,
     the later groups by shuffles, and with 256 or 1024 steps a row two or eight parts of 32
     groups held in each thread's registers): with and without it the results agree with the
     reference across group, part, chunk and span edges, with a partial row block and dones on
     the last and first steps of groups and parts. The launcher really takes the path asked
-    for."""
+    for; on rows of odd length (``tail`` 1) in groups of 1 step, but 4 in chunks of 1024 (at
+    most 8 parts a thread)."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP")
-    shape = (5 if block_n > 1 else 2, 3 * block_t + 4)     # rows of whole groups of 4
+    shape = (5 if block_n > 1 else 2, 3 * block_t + tail)
     # γλ near 1, ratios of 1 and no episode ends in row 0: every step reaches far back,
     # across groups, parts and chunks; the last row ends episodes on group and part edges
     kw, rk = make(est, shape, seed=29, gamma=0.999, lmbda=1.0)
@@ -298,7 +299,7 @@ def test_two_level_backward_scan_matches_reference(backend, device, est, block_n
     matches_reference_under(dict(strategy=strategy, BLOCK_N=block_n, BLOCK_T=block_t,
                                  num_warps=1, CHUNKS_PER_SPAN=1, TWO_LEVEL=two_level), est, kw,
                             rk, device, T=shape[-1])
-    assert taken and set(taken) == {(int(two_level), 4)}
+    assert taken and set(taken) == {(int(two_level), 4 if tail == 4 or block_t == 1024 else 1)}
 
 
 @pytest.mark.parametrize("block_n, block_t, split, group", [
