@@ -281,9 +281,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         for i, x in enumerate(_TENSOR_FIELDS(pb)[:9]):
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
+    p2_t = _pow2_dividing(pb.T, *row_strides)         # one gcd a call: ALIGN_T and GROUP
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
-    if two_level and _GROUP_BY_ALIGNMENT:
-        group = min(group, _aligned_group(_pow2_dividing(pb.T, *row_strides), bt))
+    if two_level and _GROUP_BY_ALIGNMENT and p2_t < group:
+        group = _aligned_group(p2_t, bt)
     # a row block's rows spread over SPLIT tile rows, time-last; a forward scan's only with
     # one input row a program (scan.py)
     split = cfg.get("SPLIT", 1)
@@ -299,7 +300,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     align_n = (_align(pb.N, *time_strides) if not time_last and not scalar
                and _tells_n(pb.est, bn, bt, options[0], pb.p0.element_size()) else 1)
     block = (int(_PREFETCH and per_span > split), int(gather), int(two_level), group,
-             int(descend), contig, split, bn, bt, _align(pb.T, *row_strides), align_n)
+             int(descend), contig, split, bn, bt, 1 if p2_t == 16 else p2_t, align_n)
     spec += (pb.N, pb.T, per_span, K)
     # every launch a programmatic dependent one where the GPU has them: the later ones of a call
     # overlap the launch before; the first waits for whatever ran before it (scan.py)
