@@ -563,7 +563,10 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
     default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
     may hold look-back configs that run only when these bound every walk back
-    (``bounded_walk``, ``select_config``).
+    (``bounded_walk``, ``select_config``). Time-last rows of odd length run 1x512/w4 where the
+    choice is the 4-warp split tile (``configs.for_odd_rows``); the config reported is what
+    runs. Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to
+    the power of two dividing T and the row strides, per call (not reported).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
