@@ -596,19 +596,19 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(None, "torch")
     db_slug = slug if gpu is not None else _db_slug(lay.device)
     hit = _lookup(db_slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
-    odd = lay.T & 1 and lk == "time_last"
     if hit is not None:   # as select_config picks it
         walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
                                             lay.T)
-        cfg = walk or _configs.within_lookback_limit(hit[0], lay.T)
-        return choice(dict(_configs.for_odd_rows(cfg, lay.T) if odd else cfg), hit[1])
-    # spelled out like a DB config (the launcher's defaults filled in); a named GPU's SM count
-    # from its DB's device record (None without one: the H200's)
-    sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
-    cfg = heuristic(lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)
-    full = {"strategy": "row_block", "num_warps": 4, "num_stages": 1,
-            **(_configs.for_odd_rows(cfg, lay.T) if odd else cfg)}
-    return choice(full, "heuristic")
+        cfg, source = walk or _configs.within_lookback_limit(hit[0], lay.T), hit[1]
+    else:
+        # spelled out like a DB config (the launcher's defaults filled in); a named GPU's SM
+        # count from its DB's device record (None without one: the H200's)
+        sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
+        cfg, source = {"strategy": "row_block", "num_warps": 4, "num_stages": 1, **heuristic(
+            lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}, "heuristic"
+    if lk == "time_last":
+        cfg = _configs.for_odd_rows(cfg, lay.T)
+    return choice(dict(cfg), source)
 
 
 def _asked_decay(estimator: str, gamma, lmbda, c_bar) -> Optional[float]:

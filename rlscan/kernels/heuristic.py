@@ -305,10 +305,12 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
         # and x0.84 1x512/w4's (12 of 12); bf16, with 5 more cells (rules-check, same session,
         # ..._fiftysixth_session_rules_check_h100.txt; GAE, V-trace), x0.89 16 warps' time (18
         # timings, 13 faster; 180x3900 x1.04-1.07, GAE 256x4000 x1.11) and x0.81 1x512/w4's
-        # (16, 14 faster; V-trace 350x1600 6.6 us vs 10.1), but at 500x1030 1x512/w4 won (GAE
-        # 8.0 vs 10.9; a row length not a multiple of 4, where the split tiles take 1.3-2.7x
-        # their registers: benchmarks/NOTES.md; fp32 untimed there). The tuned grid's 16 warps
-        # keep 4096+ steps (256x8192, 128x16384).
+        # (16, 14 faster; V-trace 350x1600 6.6 us vs 10.1). At 500x1030 (a length 2 mod 4)
+        # 1x512/w4 had won (GAE 8.0 vs 10.9) until the launcher gave such rows groups of 2
+        # steps (launch._GROUP_BY_ALIGNMENT; fifty-seventh session, ..._fifty-seventh_session_
+        # group_ab_h100.txt): now 7.84 / 9.99 / 6.57 us against 7.98 / 10.24 / 6.80 (GAE /
+        # V-trace / discounted returns). The tuned grid's 16 warps keep 4096+ steps (256x8192,
+        # 128x16384).
         split = 16 if N < 512 and T >= 4096 else 8
         return {"strategy": "row_block", "BLOCK_N": split, "BLOCK_T": 128, "num_warps": split,
                 "SPLIT": split, "TWO_LEVEL": True}
