@@ -90,6 +90,19 @@ def tuned_config(est: str, call: grid.Call, layout: str = "time_last", **kw):
                         **coefficients, **kw).config
 
 
+def padded_rows(call: grid.Call, pad: int) -> grid.Call:
+    """``call`` with each ``[N, T]`` tensor a view of rows ``T + pad`` long (its first T steps):
+    the row stride a user's slice ``x[:, :T]`` of a longer buffer leaves (odd ``pad``: an odd
+    stride at any T)."""
+    def widen(x):
+        if x.dim() != 2:
+            return x
+        wide = x.new_zeros(x.shape[0], x.shape[1] + pad)
+        wide[:, :x.shape[1]] = x
+        return wide[:, :x.shape[1]]
+    return grid.map_tensors(call, widen)
+
+
 def probe_cells(name: str, doc: str, estimators: str, shapes: str, argv=None):
     """A cell probe's command line (``--estimators``, ``--shapes NxT,...``): ``(l2, [(estimator,
     N, T), ...])``, or None with a message where no CUDA GPU is present."""
@@ -290,6 +303,9 @@ def main(argv=None) -> int:
                         "discounted returns, episodic sums)")
     p.add_argument("--decay", type=float, default=1.0,
                    help="with --no-resets: γ (λ = 1); default 1")
+    p.add_argument("--row-pad", type=int, default=0,
+                   help="time-last rows as views of rows this many steps longer (an odd value: "
+                        "odd row strides at even T)")
     p.add_argument("--configs", required=True,
                    type=lambda s: [(c, parse_config(c)) for c in s.split(",") if c])
     p.add_argument("--rounds", type=int, default=1,
@@ -303,6 +319,8 @@ def main(argv=None) -> int:
         p.error(f"--no-resets draws float32 time-last calls of {', '.join(_FLAGS)} only")
     if args.decay != 1.0 and not (args.no_resets and 0.0 < args.decay < 1.0):
         p.error(f"--decay {args.decay}: expected a value in (0, 1), with --no-resets")
+    if args.row_pad < 0 or (args.row_pad and args.layout != "time_last"):
+        p.error(f"--row-pad {args.row_pad}: expected a count >= 0, time-last layout only")
     if not torch.cuda.is_available():
         print("compare_configs needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -327,6 +345,8 @@ def main(argv=None) -> int:
             calls = timed_calls(lambda i: no_reset_call(est, N, T, i, decay=args.decay), est, l2)
         else:
             calls = grid_calls(est, N, T, l2, args.dtype, args.layout)
+        if args.row_pad:
+            calls = [padded_rows(c, args.row_pad) for c in calls]
         floor = grid.traffic_bytes(calls[0], grid.n_outputs(est)) / bw * 1e6
         first, runs = None, []          # runs: (config index, cfg, variant), one timing each
         for index, (name, cfg) in enumerate(args.configs):
@@ -374,7 +394,8 @@ def main(argv=None) -> int:
             (" " + "/".join(tweaks) if len(tweaks) > 1 else "") + \
             (" asc" if args.ascending_time_major else "") + \
             (" no-resets" if args.no_resets else "") + \
-            (f" decay {args.decay}" if args.decay != 1.0 else "")
+            (f" decay {args.decay}" if args.decay != 1.0 else "") + \
+            (f" rows of T+{args.row_pad}" if args.row_pad else "")
         print(f"{est} {args.dtype} {args.layout}{mode} {N}x{T} floor {floor:.1f} | "
               + " ".join(parts), flush=True)
     return 0

@@ -738,6 +738,21 @@ group-ab)
   done
   [ "${TESTS_S:-0}" != 0 ] && GPU_K="${GPU_K:-two_level or split or groups_of or odd}" \
     SHARD_S=$TESTS_S bash -c "cd $R && bash benchmarks/device_run.sh gpu-tests" ;;
+stride-ab)
+  # time-last rows of even T sliced from rows one step longer (compare_configs --row-pad 1: odd
+  # row strides): launch._GROUP_BY_ALIGNMENT shrinks their two-level groups as at odd T, but
+  # configs.for_odd_rows looks at T only. The tuned config, the 4-warp split tile and 1x512/w4
+  # side by side, fp32 and bf16 (~3 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
+    for dt in float32 bfloat16; do
+      timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
+        --row-pad ${ROW_PAD:-1} --shapes ${STRIDE_SHAPES:-1500x4096,1024x8192,2000x2048,300x2050} \
+        --configs tuned,row_block:4x256:w4:2l:sp4,row_block:1x512:w4 2>&1 \
+        | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
+    done
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $e"; break; }
+  done ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
