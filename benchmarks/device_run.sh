@@ -753,6 +753,20 @@ stride-ab)
     done
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $e"; break; }
   done ;;
+oddn-ab)
+  # time-major buffers of an odd env count, beside the even neighbour: at odd N the specialised
+  # kernel compiles to its scalar-load form (fifty-seventh session, ptxas: GAE 8x128/w8 90
+  # registers, 2 programs an SM where the heuristic's one-wave bounds count 3). Tuned and
+  # heuristic configs against lane-row tiles (no vector loads to lose) and 4-warp tiles (~3 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for run in ${ODDN_RUNS:-gae:float32 vtrace:float32 gae:bfloat16}; do
+    timeout 70 python3 $R/benchmarks/compare_configs.py --rounds 2 --layout time_major \
+      --estimator ${run%%:*} --dtype ${run##*:} \
+      --shapes ${ODDN_SHAPES:-1001x512,1008x512,4095x128,4096x128,16383x64,16384x64} \
+      --configs tuned,heuristic,row_block:64x8:w2:lr,row_block:32x16:w1:lr,row_block:8x128:w4 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/oddn_ab.txt
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-240} ] && { echo "oddn-ab: out of time after $run"; break; }
+  done ;;
 unaligned-tm)
   # N not a multiple of 16 (and 9000, 1000, 1500: 8 but not 16) under launch._tells_n's rules
   timeout ${BENCH_S:-170} python3 -m rlscan.tune.bench --shapes unaligned --layouts time_major \
