@@ -2198,6 +2198,23 @@ def test_no_reset_calls_clear_every_flag_and_set_unit_discounts(est):
     assert torch.equal(decayed.args[0], rewards)
 
 
+@pytest.mark.parametrize("est", ["gae", "vtrace"])
+def test_compare_configs_row_pad_slices_each_row_from_a_longer_one(est):
+    """compare_configs.py --row-pad K times the grid's data as views of rows K steps longer
+    (a user's ``x[:, :T]``; odd K: odd row strides at even T): same values, every [N, T]
+    tensor with row stride T + K, per-row tensors untouched."""
+    cc = _benchmark_script("compare_configs")
+    call = grid.draw(grid.Cell(est, 3, 8, "float32", "time_last"), 0, "cpu")
+    padded = cc.padded_rows(call, 1)
+    pairs = [(a, b) for a, b in zip(call.args + tuple(call.kwargs.values()),
+                                    padded.args + tuple(padded.kwargs.values()))
+             if isinstance(a, torch.Tensor)]
+    assert any(a.dim() == 2 for a, _ in pairs)
+    for a, b in pairs:
+        assert torch.equal(a, b) and a.shape == b.shape
+        assert b.stride() == ((9, 1) if a.dim() == 2 else a.stride())
+
+
 def test_compare_configs_and_kernel_ab_time_input_sets_spanning_three_l2_caches():
     """compare_configs.py / kernel_ab.py draw as many input sets as rlscan-bench rotates
     (``bench.input_set_count``: together three L2 caches, at least 4), not a fixed 3 that the
