@@ -140,6 +140,9 @@ def test_layouts_hold_the_same_values(layout):
     if layout == "strided":
         assert not t.is_contiguous()
         assert torch.isnan(t.as_strided((t.numel() * 2,), (1,))[1::2]).all()   # hidden half
+    if layout == "sliced":
+        assert t.stride() == (15, 5, 1) and not t.is_contiguous()         # rows of T + 1 steps
+        assert torch.isnan(t.as_strided((6,), (5,), 4)).all()            # the hidden last step
     if layout in ("time_major", "time_middle"):
         assert kw["time_dim"] in (0, 1) and t.is_contiguous()
 

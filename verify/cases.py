@@ -35,9 +35,11 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 FLAG_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "float32": torch.float32}
 # time_last: [..., T] contiguous. time_major: [T, ...], time_dim=0. time_middle: [B, T, ...]
 # (time_dim=1; needs two batch axes). strided: a time-last view with time stride 2 into a buffer
-# whose other half is NaN (or true), so reading outside the view shows up. transposed: time-last
-# shape, time-major memory.
-LAYOUTS = ("time_last", "time_major", "time_middle", "strided", "transposed")
+# whose other half is NaN (or true), so reading outside the view shows up. sliced: a time-last
+# view x[..., :T] of rows one step longer whose last step is NaN (or true): unit time stride, a
+# row stride of T + 1 (odd at even T: the launcher's alignment hints and two-level groups must
+# follow the strides, not T alone). transposed: time-last shape, time-major memory.
+LAYOUTS = ("time_last", "time_major", "time_middle", "strided", "sliced", "transposed")
 
 
 def output_names(estimator: str):
@@ -64,6 +66,10 @@ def _layout_step(x: torch.Tensor, layout: str, fill) -> torch.Tensor:
         buf = torch.full(x.shape[:-1] + (2 * x.shape[-1],), fill, dtype=x.dtype, device=x.device)
         buf[..., ::2] = x
         return buf[..., ::2]
+    if layout == "sliced":
+        buf = torch.full(x.shape[:-1] + (x.shape[-1] + 1,), fill, dtype=x.dtype, device=x.device)
+        buf[..., :-1] = x
+        return buf[..., :-1]
     if layout == "transposed":
         return x.movedim(-1, 0).contiguous().movedim(0, -1)
     return x.contiguous()
