@@ -257,6 +257,8 @@ def _variant(variant, shipped):
         launch._tells_n = lambda *tile: True
     elif tweak == "group4":      # two-level groups as the config says, whatever T's alignment
         launch._GROUP_BY_ALIGNMENT = False
+    elif tweak == "tspec":       # groups of one at odd strides on the kernel specialising T
+        launch._UNSPEC_T_FOR_ODD_STRIDES = False
     elif tweak == "unspec":      # time strides unspecialised, none said: scalar loads
         launch._tells_n = lambda *tile: False
         launch.fused_scan_kernel = launch._lane_rows_kernel
@@ -267,6 +269,7 @@ def _variant(variant, shipped):
         launch._run, lookback_state.acquire = shipped["run"], shipped["acquire"]
         launch._tells_n = shipped["tells_n"]
         launch._GROUP_BY_ALIGNMENT = shipped["group_by_alignment"]
+        launch._UNSPEC_T_FOR_ODD_STRIDES = shipped["unspec_t"]
         launch.fused_scan_kernel = shipped["kernel"]
 
 
@@ -292,6 +295,10 @@ def main(argv=None) -> int:
                    help="each config as shipped and with its two-level groups as configured "
                         "at any T (shipped: launch._GROUP_BY_ALIGNMENT's smaller groups where "
                         "T is no multiple of them)")
+    p.add_argument("--tspec-ab", action="store_true",
+                   help="each config as shipped and, where its groups shrink to one step at T a "
+                        "multiple of 16 (odd row strides: --row-pad 1), on the kernel that "
+                        "specialises T (shipped: launch._ODD_STRIDE_KERNEL, T unspecialised)")
     p.add_argument("--unspec-ab", action="store_true",
                    help="each config as shipped and on the kernel with unspecialised time "
                         "strides, ALIGN_N off (time-major: scalar loads, as lane-row tiles)")
@@ -336,9 +343,11 @@ def main(argv=None) -> int:
     shipped = {"pdl": launch._PDL, "first": launch._PDL_FIRST, "run": launch._run,
                "acquire": lookback_state.acquire, "tells_n": launch._tells_n,
                "kernel": launch.fused_scan_kernel,
-               "group_by_alignment": launch._GROUP_BY_ALIGNMENT}
+               "group_by_alignment": launch._GROUP_BY_ALIGNMENT,
+               "unspec_t": launch._UNSPEC_T_FOR_ODD_STRIDES}
     tweaks = ("shipped",) + (("alignN",) if args.align_n_ab else ()) + \
-        (("unspec",) if args.unspec_ab else ()) + (("group4",) if args.group_ab else ())
+        (("unspec",) if args.unspec_ab else ()) + (("group4",) if args.group_ab else ()) + \
+        (("tspec",) if args.tspec_ab else ())
     l2 = timing.l2_bytes(torch.device("cuda"))
     for N, T in args.shapes:
         if args.no_resets:

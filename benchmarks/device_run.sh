@@ -60,6 +60,11 @@
 #   bash benchmarks/device_run.sh group-ab     # two-level groups by T's alignment vs the configs'
 #                                              # at odd / 2 mod 4 lengths, then (TESTS_S=S)
 #                                              # the two-level GPU tests (~5 min)
+#   bash benchmarks/device_run.sh stride-ab    # rows sliced from rows one step longer (odd
+#                                              # strides): T unspecialised vs specialised, the
+#                                              # split tiles vs 1x512/w4 (~4 min)
+#   bash benchmarks/device_run.sh oddn-ab      # time-major odd env counts beside even ones,
+#                                              # tuned/heuristic vs lane-row tiles (~3 min)
 #   bash benchmarks/device_run.sh ab           # any configs forced beside the tuned one: AB_ESTS,
 #                                              # AB_SHAPES, AB_CONFIGS, AB_LAYOUT, AB_DTYPE
 #   bash benchmarks/device_run.sh clocks       # timings beside nvidia-smi's SM clock, back to
@@ -739,19 +744,19 @@ group-ab)
   [ "${TESTS_S:-0}" != 0 ] && GPU_K="${GPU_K:-two_level or split or groups_of or odd}" \
     SHARD_S=$TESTS_S bash -c "cd $R && bash benchmarks/device_run.sh gpu-tests" ;;
 stride-ab)
-  # time-last rows of even T sliced from rows one step longer (compare_configs --row-pad 1: odd
-  # row strides): launch._GROUP_BY_ALIGNMENT shrinks their two-level groups as at odd T, but
-  # configs.for_odd_rows looks at T only. The tuned config, the 4-warp split tile and 1x512/w4
-  # side by side, fp32 and bf16 (~3 min)
+  # time-last rows of T a multiple of 16 sliced from rows one step longer (compare_configs
+  # --row-pad 1: odd row strides; fifty-eighth session). Two-level groups shrink to one step as
+  # at odd T, and the launcher runs them on the kernel with T unspecialised (ptxas: the odd-T
+  # kernel exactly; specialised, 1.2-1.6x the registers, 2-4x the barriers): --tspec-ab times
+  # shipped/tspec. configs.for_odd_rows looks at T only: 1x512/w4 beside the split tiles (~4 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
-  for e in ${CHECK_ESTS:-gae vtrace discounted_returns}; do
-    for dt in float32 bfloat16; do
-      timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --dtype $dt --estimator $e \
-        --row-pad ${ROW_PAD:-1} --shapes ${STRIDE_SHAPES:-1500x4096,1024x8192,2000x2048,300x2050} \
-        --configs tuned,row_block:4x256:w4:2l:sp4,row_block:1x512:w4 2>&1 \
-        | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
-    done
-    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $e"; break; }
+  for run in ${STRIDE_RUNS:-gae:float32 vtrace:float32 discounted_returns:float32 gae:bfloat16}; do
+    timeout 80 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+      --dtype ${run##*:} --row-pad ${ROW_PAD:-1} --tspec-ab \
+      --shapes ${STRIDE_SHAPES:-1500x4096,300x2048,1024x8192,4000x1024} --configs \
+      tuned,row_block:4x256:w4:2l:sp4,row_block:8x128:w8:2l:sp8,row_block:2x128:w2:2l,row_block:1x512:w4 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $run"; break; }
   done ;;
 oddn-ab)
   # time-major buffers of an odd env count, beside the even neighbour: at odd N the specialised

@@ -42,7 +42,7 @@ from rlscan.kernels import scan as S
 from rlscan.tune import grid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_configs import parse_config, tuned_config  # noqa: E402 - a sibling script
+from compare_configs import padded_rows, parse_config, tuned_config  # noqa: E402 - a sibling script
 
 _POINTERS = ("P0", "P1", "TERM", "TRUNC", "NV", "X1", "X2", "G", "L", "ROW0", "ROW1", "O0",
              "O1", "WA", "WB", "WC")
@@ -53,9 +53,11 @@ SMS = 132            # the H200's streaming multiprocessors
 GPU = "NVIDIA H200"  # whose shipped DB ``tuned`` reads
 
 
-def _grid_call(est: str, N: int, T: int, dtype: str, layout: str) -> grid.Call:
-    """The grid's call of this cell on CPU tensors (input set 0)."""
-    return grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+def _grid_call(est: str, N: int, T: int, dtype: str, layout: str, row_pad: int = 0) -> grid.Call:
+    """The grid's call of this cell on CPU tensors (input set 0); ``row_pad``: time-last rows as
+    views of rows that many steps longer (``compare_configs.padded_rows``)."""
+    call = grid.place(grid.draw(grid.Cell(est, N, T, dtype, layout)), layout, "cpu")
+    return padded_rows(call, row_pad) if row_pad else call
 
 
 def tuned(est: str, N: int, T: int, dtype: str = "float32", layout: str = "time_last"):
@@ -65,20 +67,21 @@ def tuned(est: str, N: int, T: int, dtype: str = "float32", layout: str = "time_
 
 
 def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
-             layout: str = "time_last"):
+             layout: str = "time_last", row_pad: int = 0):
     """[(constexprs, options, arguments, programs, kernel), ...] of the scan-kernel launches of
     one call of the grid's cell, as the launcher makes them on a GPU with programmatic
     dependent launch (``arguments``: the launch's own, tensors in place of their addresses;
     ``programs``: the launch grid's size; ``kernel``: ``fused_scan_kernel`` or, for tiles of
-    one row a lane, its twin with the time strides unspecialised)."""
+    one row a lane, its twin with the time strides unspecialised, or, for groups of one step at
+    odd strides, the one with T unspecialised)."""
     seen = []
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
-        if kernel in (L.fused_scan_kernel, L._lane_rows_kernel):
+        if kernel in (L.fused_scan_kernel, L._lane_rows_kernel, L._ODD_STRIDE_KERNEL):
             seen.append((dict(zip(names, consts)), options, L._tensors(args, objs),
                          math.prod(grid_), kernel))
 
-    call = _grid_call(est, N, T, dtype, layout)
+    call = _grid_call(est, N, T, dtype, layout, row_pad)
     saved = (L._run, L._INTERPRETED, L._pdl_capable, os.environ.get("RLSCAN_INTERPRET"))
     L._run, L._INTERPRETED, L._pdl_capable = record, True, (lambda device: True)
     os.environ["RLSCAN_INTERPRET"] = "1"          # CPU tensors take the kernel path
@@ -178,10 +181,15 @@ def main(argv=None) -> int:
     p.add_argument("--configs", default="row_block:2x128:w2:2l")
     p.add_argument("--dtype", default="float32", choices=grid.DTYPES)
     p.add_argument("--layout", default="time_last", choices=grid.LAYOUTS)
+    p.add_argument("--row-pad", type=int, default=0,
+                   help="time-last rows as views of rows this many steps longer (odd: odd row "
+                        "strides)")
     args = p.parse_args(argv)
+    if args.row_pad < 0 or (args.row_pad and args.layout != "time_last"):
+        p.error(f"--row-pad {args.row_pad}: expected a count >= 0, time-last layout only")
     (N, T), = args.shape
-    print(f"triton {triton.__version__}, sm_90, {args.dtype} {args.layout} {N}x{T}; per scan "
-          f"launch")
+    print(f"triton {triton.__version__}, sm_90, {args.dtype} {args.layout} {N}x{T}"
+          f"{f' (rows of T+{args.row_pad})' if args.row_pad else ''}; per scan launch")
     print(f"{'estimator':<18} {'config':<32} phase regs spill(st/ld) warps/SM programs waves "
           f"ptx shfl bar")
     for est in args.estimators.split(","):
@@ -195,7 +203,7 @@ def main(argv=None) -> int:
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
             for consts, options, arguments, programs, kernel in launches(
-                    est, N, T, cfg, args.dtype, args.layout):
+                    est, N, T, cfg, args.dtype, args.layout, args.row_pad):
                 ptx = compile_ptx(consts, options, arguments, kernel)
                 r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "

@@ -421,10 +421,12 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     2 or 4 steps a thread on rows of 385, 386 and 388 steps, and on rows of 384 sliced from a
     buffer of 385 (T aligned, the row stride odd); a split tile, episode ends on the steps
     either side of group, part, tile-row and chunk edges, and the reference's results (on the
-    rounded inputs for bf16)."""
+    rounded inputs for bf16). Groups of one step on rows of T a multiple of 16 (the odd stride)
+    run the kernel with T unspecialised (``launch._ODD_STRIDE_KERNEL``), the rest the shipped
+    one."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
-    taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP", "SPLIT")
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP", "SPLIT", "kernel")
     n, width = 5, stride or T
     full, _ = make(est, (n, width), seed=67, gamma=0.999, lmbda=1.0)
     if "log_ratio" in full:
@@ -446,14 +448,15 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     with force_config(**cfg):
         out = call(est, per_step)
     assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
-    assert taken and set(taken) == {(1, group, 4)}
+    kernel = launch._ODD_STRIDE_KERNEL if stride and group == 1 else launch.fused_scan_kernel
+    assert taken and set(taken) == {(1, group, 4, kernel)}
     # as configured where the launcher does not shrink them
     monkeypatch.setattr(launch, "_GROUP_BY_ALIGNMENT", False)
     taken.clear()
     with force_config(**cfg):
         assert_matches(call(est, per_step), reference(est, rounded), T=T,
                        scale=scale_of(est, rounded))
-    assert set(taken) == {(1, cfg["GROUP"], 4)}
+    assert set(taken) == {(1, cfg["GROUP"], 4, launch.fused_scan_kernel)}
 
 
 def test_two_level_groups_keep_at_most_8_parts_a_chunk():

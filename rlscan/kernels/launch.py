@@ -144,6 +144,17 @@ def _tells_n(est: int, block_n: int, block_t: int, warps: int, itemsize: int) ->
 
 _TIME_STRIDES = ("s0t", "s1t", "s2t", "s3t", "s4t", "s5t", "s6t", "s7t", "s8t", "o0t", "o1t")
 _lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STRIDES)
+# Two-level tiles in groups of one step on rows of T a multiple of 16 (so the JIT specialises T
+# as such) whose row strides are odd, as a slice x[:, :T] of rows of T + 1 leaves them: the
+# scan kernel compiled with T unspecialised, which is then the kernel of odd T exactly. With T
+# specialised the tiles took 1.2-1.6x the registers and 2-4x the barriers a chunk (ptxas,
+# triton 3.6, sm_90, 1500x4096 in rows of 4097 against 1500x4097: GAE 4x256/w4/sp4 188 / 52
+# against 154 / 14, 8x128/w8/sp8 98 / 28 against 80 / 14, 2x128/w2 96 / 29 against 80 / 8;
+# V-trace 245 / 52, 114 / 28, 142 / 29 against 196 / 14, 114 / 14, 108 / 8; the same at 300x2048
+# and 300x16384; benchmarks/results/probes/2026-12-07_fifty-eighth_session_odd_stride_registers.txt).
+# Strides of 2 mod 4 (groups of 2) or more compile the same either way.
+_ODD_STRIDE_KERNEL = triton.jit(fused_scan_kernel.fn, do_not_specialize=("T",))
+_UNSPEC_T_FOR_ODD_STRIDES = True
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -264,7 +275,6 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     # heuristic's 16x64/w8 tiles) run the same kernel, whatever N
     scalar = lane_rows or (not time_last and cfg.get("SCALAR_LOADS", False)
                            and pb.est in _SCALAR_LOADS_ESTIMATORS)
-    kernel = _lane_rows_kernel if scalar else fused_scan_kernel
     # V-trace's next lane by gather where a row's chunk lies inside one warp (time-last) or, for
     # time-major tiles of at least 128 rows a warp, inside each thread (triton's load layout puts
     # 4 rows a thread on 32 lanes and the chunk's steps in registers). Not in tiles of one row a
@@ -285,6 +295,9 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
     if two_level and _GROUP_BY_ALIGNMENT and p2_t < group:
         group = _aligned_group(p2_t, bt)
+    kernel = _lane_rows_kernel if scalar else fused_scan_kernel
+    if two_level and group == 1 and not pb.T & 15 and _UNSPEC_T_FOR_ODD_STRIDES:
+        kernel = _ODD_STRIDE_KERNEL
     # a row block's rows spread over SPLIT tile rows, time-last; a forward scan's only with
     # one input row a program (scan.py)
     split = cfg.get("SPLIT", 1)
