@@ -748,7 +748,8 @@ stride-ab)
   # --row-pad 1: odd row strides; fifty-eighth session). Two-level groups shrink to one step as
   # at odd T, and the launcher runs them on the kernel with T unspecialised (ptxas: the odd-T
   # kernel exactly; specialised, 1.2-1.6x the registers, 2-4x the barriers): --tspec-ab times
-  # shipped/tspec. configs.for_odd_rows looks at T only: 1x512/w4 beside the split tiles (~4 min)
+  # shipped/tspec. The launcher also runs the 4-warp split tile as 1x512/w4 there, as at odd T
+  # (configs.for_odd_rows; untimed at odd strides): both beside the other tiles (~4 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for run in ${STRIDE_RUNS:-gae:float32 vtrace:float32 discounted_returns:float32 gae:bfloat16}; do
     timeout 80 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \

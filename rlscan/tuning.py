@@ -466,8 +466,8 @@ def select_config(pb: P.Problem) -> dict:
     (``P.decay_bound``), runs instead; an entry's
     look-back config that would make more than ``configs.LOOKBACK_MAX_SPANS`` spans a row runs
     as chunked spans of the same tile (``configs.within_lookback_limit``: DBs tuned before the
-    limit). Time-last rows of odd length run 1x512/w4 where the choice is the 4-warp split
-    tile (``configs.for_odd_rows``).
+    limit). The launcher may still swap the result for rows of odd length or stride
+    (``configs.for_odd_rows``).
 
     The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
     resolves it (and warns once per estimator and GPU when there is no entry). Never measures
@@ -487,7 +487,7 @@ def select_config(pb: P.Problem) -> dict:
         cfg = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T) if hit[1] else None
         if cfg is None:
             cfg = _configs.within_lookback_limit(hit[0], pb.T)
-    return _configs.for_odd_rows(cfg, pb.T) if pb.T & 1 and key[3] else cfg
+    return cfg
 
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
@@ -563,10 +563,11 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
     default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
     may hold look-back configs that run only when these bound every walk back
-    (``bounded_walk``, ``select_config``). Time-last rows of odd length run 1x512/w4 where the
-    choice is the 4-warp split tile (``configs.for_odd_rows``); the config reported is what
-    runs. Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to
-    the power of two dividing T and the row strides, per call (not reported).
+    (``bounded_walk``, ``select_config``). Time-last rows whose length or row stride (``x``'s;
+    the launcher looks at every input's) is odd run 1x512/w4 where the choice is the 4-warp
+    split tile (``configs.for_odd_rows``); the config reported is what runs. Within it the
+    launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to the power of two
+    dividing T and the row strides, per call (not reported).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
@@ -581,7 +582,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     dt = dtype_key(x.dtype)
     if lay.N == 0 or lay.T == 0:
         return ConfigChoice(None, "empty", None, estimator, dt, "time_last", (0, 0), (0, 0))
-    lk = layout_key(lay.rows(x).stride(1))
+    row_view = lay.rows(x)
+    lk = layout_key(row_view.stride(1))
     rows, steps = bucket(lay.N), bucket(lay.T)
     slug = gpu_slug(gpu) if gpu is not None else _device_slug(lay.device)
 
@@ -606,8 +608,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
         cfg, source = {"strategy": "row_block", "num_warps": 4, "num_stages": 1, **heuristic(
             lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}, "heuristic"
-    if lk == "time_last":
-        cfg = _configs.for_odd_rows(cfg, lay.T)
+    if lk == "time_last" and (lay.T | row_view.stride(0)) & 1:   # as the launcher swaps it
+        cfg = _configs.for_odd_rows(cfg)
     return choice(dict(cfg), source)
 
 

@@ -160,30 +160,58 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
     assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
 
 
-def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200):
-    """Time-last rows of odd length run 1x512/w4 where the DB or the heuristic names the
-    two-level tile split over 4 warps (any GROUP or register cap), and select_config and
-    which_config agree; even lengths, time-major buffers and other tiles keep their config."""
+def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200, monkeypatch):
+    """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)
+    run 1x512/w4 where the DB or the heuristic names the two-level tile split over 4 warps (any
+    GROUP or register cap): the launcher swaps it, seeing every input's stride, and
+    which_config reports it from x's. Even lengths and strides, time-major buffers, other tiles
+    and forced configs keep their config."""
+    from rlscan.kernels import launch as L
     shipped, _, reload = dirs
     split4 = dict(cfg(4, 256, 4), TWO_LEVEL=True, SPLIT=4)
     capped = dict(split4, GROUP=8, maxnreg=64)
     split8 = dict(cfg(8, 128, 8), TWO_LEVEL=True, SPLIT=8)
-    wide = cfg(1, 512, 4)
     write(shipped / f"{SLUG}.json", doc({"gae": [entry(1024, 4096, split4),
                                                  entry(1024, 4096, capped, dtype="bfloat16"),
                                                  entry(256, 4096, split8),
                                                  entry(1024, 4096, split4, layout="time_major")]}))
     reload()
+    launched = []
+    monkeypatch.setattr(L, "_run", lambda kernel, grid_, args, objs, consts, options, spec,
+                        names=L._CONSTEXPRS: launched.append(dict(zip(names, consts))))
+    monkeypatch.setattr(L, "_INTERPRETED", True)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")          # CPU tensors take the kernel path
+
+    def tile(N, T, dtype=torch.float32, wider=(), time_major=False):
+        """(BLOCK_N, BLOCK_T, SPLIT) launched for GAE on [N, T] rows; ``wider``: the inputs
+        sliced from rows of T + 1."""
+        x = {k: torch.zeros(N, T + (k in wider), dtype=dtype)[:, :T] for k in ("r", "v")}
+        flags = torch.zeros(N, T, dtype=torch.bool)
+        if time_major:
+            x, flags = {k: v.t().contiguous() for k, v in x.items()}, flags.t().contiguous()
+        launched.clear()
+        rlscan.gae(x["r"], x["v"], flags, gamma=0.99, lmbda=0.95, time_dim=0 if time_major else -1)
+        assert ask(N=N, T=T, dtype=dtype, time_major=time_major).config is not None
+        return launched[-1]["BLOCK_N"], launched[-1]["BLOCK_T"], launched[-1]["SPLIT"]
+
+    wide, split = (1, 512, 1), (4, 256, 4)
     for dtype in (torch.float32, torch.bfloat16):
-        for T, want in ((4097, wide), (8191, wide), (4096, None), (8190, None)):
-            got = tuning.select_config(_problem(1500, T, dtype=dtype))
-            assert got == (want or (split4 if dtype == torch.float32 else capped)), (dtype, T)
-            assert ask(N=1500, T=T, dtype=dtype).config == got
-    assert tuning.select_config(_problem(300, 4097)) == split8
-    assert tuning.select_config(_problem(1500, 4097, time_major=True)) == split4
-    assert C.for_odd_rows(split4, 4097) == wide and C.for_odd_rows(split4, 4098) is split4
+        for T, want in ((4097, wide), (8191, wide), (4096, split), (8190, split)):
+            assert tile(1500, T, dtype) == want, (dtype, T)
+            chosen = ask(N=1500, T=T, dtype=dtype).config
+            assert chosen == (dict(cfg(1, 512, 4)) if want == wide else
+                              split4 if dtype == torch.float32 else capped), (dtype, T)
+        for wider in (("r",), ("v",), ("r", "v")):      # an odd stride at an even length
+            assert tile(1500, 4096, dtype, wider) == wide, (dtype, wider)
+        strided = torch.zeros(1500, 4097, dtype=dtype)[:, :4096]
+        assert rlscan.which_config("gae", strided, gpu=GPU).config == cfg(1, 512, 4)
+    assert tile(300, 4097) == (8, 128, 8)                       # the 8-warp split tile stays
+    assert tile(1500, 4097, time_major=True)[:2] == (4, 256)    # so do time-major buffers
+    with force_config(**split4):
+        assert tile(1500, 4097) == split                        # and forced configs
+    assert C.for_odd_rows(split4) == cfg(1, 512, 4) and C.for_odd_rows(split8) is split8
     spans = dict(split4, strategy="chunked", CHUNKS_PER_SPAN=2)
-    assert C.for_odd_rows(spans, 4097) is spans
+    assert C.for_odd_rows(spans) is spans
 
 
 def test_which_config_reports_a_bounded_walk_where_the_coefficients_bound_it(dirs, cpu_is_h200):

@@ -15,6 +15,7 @@ from .. import _graph_pools, _layout, _replay
 from .. import _problem as P
 from ..tuning import KERNEL_NAMES, select_config
 from .configs import SCALAR_LOADS_ESTIMATORS, SCALAR_LOADS_TILE
+from .configs import for_odd_rows as _for_odd_rows
 from .configs import two_level_fits as _two_level_fits
 from .scan import chunk_carry_kernel, fill_kernel, fused_scan_kernel
 
@@ -240,6 +241,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
             time_strides.append(st)
         else:
             args.append(ptr)
+    time_last = out0.stride(1) == 1
+    p2_t = _pow2_dividing(pb.T, *row_strides)         # one gcd a call: ALIGN_T and GROUP
+    if p2_t == 1 and time_last and _forced is None:
+        cfg = _for_odd_rows(cfg)                      # T or a row stride odd
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
     row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
     strategy = cfg.get("strategy", "row_block")
@@ -263,7 +268,6 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     options = (cfg.get("num_warps", 4), cfg.get("num_stages", 1), cfg.get("maxnreg"), False)
     # programs that walk several chunks issue each chunk's loads one chunk ahead
     bn, bt = cfg["BLOCK_N"], cfg["BLOCK_T"]
-    time_last = out0.stride(1) == 1
     # the config's two-level scan (configs.py) applies to backward scans of time-last buffers
     two_level = (cfg.get("TWO_LEVEL", False) and pb.reverse and time_last
                  and _two_level_fits(cfg))
@@ -291,7 +295,6 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         for i, x in enumerate(_TENSOR_FIELDS(pb)[:9]):
             if x is not None and x.stride(0) == 1:
                 contig |= 1 << i
-    p2_t = _pow2_dividing(pb.T, *row_strides)         # one gcd a call: ALIGN_T and GROUP
     group = cfg.get("GROUP", 4) if two_level else 4   # steps a thread in a two-level tile
     if two_level and _GROUP_BY_ALIGNMENT and p2_t < group:
         group = _aligned_group(p2_t, bt)
