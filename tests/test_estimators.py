@@ -459,6 +459,28 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     assert set(taken) == {(1, cfg["GROUP"], 4, launch.fused_scan_kernel)}
 
 
+@pytest.mark.parametrize("tile", [(4, 256, 4, 4), (8, 128, 8, 8), (2, 128, 2, 1), (1, 1024, 1, 1)],
+                         ids=["4x256w4sp4", "8x128w8sp8", "2x128w2", "1x1024w1"])
+@pytest.mark.parametrize("est", ["gae", "vtrace", "discounted_returns"])
+def test_two_level_tiles_on_rows_sliced_from_rows_one_step_longer(backend, device, est, tile):
+    """x[:, :T] of rows of T + 1 (T a multiple of 16, the row stride odd), as training code
+    slices values: every two-level tile, forced, matches the reference. On an H200 the 4-warp
+    split tile on the kernel that specialises T died of a misaligned address here (fifty-eighth
+    session, 300x2048; ``launch._ODD_STRIDE_KERNEL`` runs it)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    bn, bt, warps, split = tile
+    n, T = (12, 2048) if device == "cuda" else (5, 1024 if bt == 1024 else 256)
+    full, full_ref = make(est, (n, T + 1), seed=71)
+    kw = {k: v.to(device)[:, :T] if torch.is_tensor(v) and v.dim() == 2 else v
+          for k, v in full.items()}
+    rk = {k: v[:, :T] if torch.is_tensor(v) and v.dim() == 2 else v for k, v in full_ref.items()}
+    assert kw["rewards"].stride(0) == T + 1
+    cfg = dict(strategy="row_block", BLOCK_N=bn, BLOCK_T=bt, num_warps=warps, TWO_LEVEL=True,
+               SPLIT=split)
+    matches_reference_under(cfg, est, kw, rk, device, T=T)
+
+
 def test_two_level_groups_keep_at_most_8_parts_a_chunk():
     """Groups shrink to the rows' alignment, but a chunk of 512 steps keeps groups of 2 and one
     of 1024 steps groups of 4: a thread holds at most 8 parts of 32 groups
