@@ -746,17 +746,21 @@ group-ab)
 stride-ab)
   # time-last rows of T a multiple of 16 sliced from rows one step longer (compare_configs
   # --row-pad 1: odd row strides; fifty-eighth session). Two-level groups shrink to one step as
-  # at odd T, and the launcher runs them on the kernel with T unspecialised (ptxas: the odd-T
-  # kernel exactly; specialised, 1.2-1.6x the registers, 2-4x the barriers): --tspec-ab times
-  # shipped/tspec. The launcher also runs the 4-warp split tile as 1x512/w4 there, as at odd T
-  # (configs.for_odd_rows; untimed at odd strides): both beside the other tiles (~4 min)
+  # at odd T, and the launcher runs them on the kernel with T unspecialised (on the kernel that
+  # specialises T, the H200's 8-warp split tile took x2.0-2.2 the time and the 4-warp one died
+  # of a misaligned address, so --tspec-ab leaves that tile out); then the launcher's swap of
+  # the 4-warp split tile for 1x512/w4 there, as at odd T (configs.for_odd_rows) (~4 min)
   export PYTHONPATH=/tmp/site:$R/benchmarks
   for run in ${STRIDE_RUNS:-gae:float32 vtrace:float32 discounted_returns:float32 gae:bfloat16}; do
-    timeout 80 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+    timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
       --dtype ${run##*:} --row-pad ${ROW_PAD:-1} --tspec-ab \
-      --shapes ${STRIDE_SHAPES:-1500x4096,300x2048,1024x8192,4000x1024} --configs \
-      tuned,row_block:4x256:w4:2l:sp4,row_block:8x128:w8:2l:sp8,row_block:2x128:w2:2l,row_block:1x512:w4 \
-      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
+      --shapes ${STRIDE_SHAPES:-1500x4096,300x2048,1024x8192,4000x1024} \
+      --configs tuned,row_block:8x128:w8:2l:sp8,row_block:2x128:w2:2l,row_block:1x512:w4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
+    timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+      --dtype ${run##*:} --row-pad ${ROW_PAD:-1} --shapes ${STRIDE_SHAPES:-1500x4096,300x2048,1024x8192,4000x1024} \
+      --configs row_block:4x256:w4:2l:sp4,row_block:1x512:w4 2>&1 \
+      | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $run"; break; }
   done ;;
 oddn-ab)

@@ -350,10 +350,11 @@ def _cdiv(a: int, b: int) -> int:
 # 1x512/w4 there already. The split over 8 warps (8x128/w8/sp8, 256-1023 rows) keeps its tile:
 # 1x512/w4 won at 300x2051 (x0.88-0.94) and 400x4095 (5 of 6) but lost at 264x3001
 # (x1.11-1.37). benchmarks/results/probes/2026-12-07_fifty-seventh_session_group_ab_h100.txt.
-# Rows of even length with an odd row stride (x[:, :T] of rows of T + 1) too: the launcher runs
-# them on the same two kernels as odd T (ptxas, triton 3.6, sm_90: 4x256/w4/sp4 on
-# launch._ODD_STRIDE_KERNEL 154 registers / 14 barriers, 1x512/w4 64 / 5, as at 1500x4097;
-# probes/2026-12-07_fifty-eighth_session_odd_stride_registers.txt). Untimed there.
+# Rows of even length with an odd row stride (x[:, :T] of rows of T + 1) too, the same two
+# kernels as at odd T (ptxas: 4x256/w4/sp4 on launch._ODD_STRIDE_KERNEL 154 registers, 1x512/w4
+# 64). H200, rows of T + 1, 2 rounds: GAE 1500x4096 64.30 -> 46.12 us, 1024x8192 88.62 -> 63.62,
+# V-trace 92.26 -> 62.93, 119.26 -> 84.61 (probes/2026-12-07_fifty-eighth_session_odd_stride_
+# h200.txt).
 _ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
 _ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
                     "num_stages": 1}
