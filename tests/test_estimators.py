@@ -421,9 +421,8 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     2 or 4 steps a thread on rows of 385, 386 and 388 steps, and on rows of 384 sliced from a
     buffer of 385 (T aligned, the row stride odd); a split tile, episode ends on the steps
     either side of group, part, tile-row and chunk edges, and the reference's results (on the
-    rounded inputs for bf16). Groups of one step on rows of T a multiple of 16 (the odd stride)
-    run the kernel with T unspecialised (``launch._ODD_STRIDE_KERNEL``), the rest the shipped
-    one."""
+    rounded inputs for bf16). Rows of T a multiple of 16 with an odd stride run the kernel
+    with T unspecialised (``launch._ODD_STRIDE_KERNEL``), the rest the shipped one."""
     if backend == "torch":
         pytest.skip("the torch path has no chunks")
     taken = record_constexprs(monkeypatch, "TWO_LEVEL", "GROUP", "SPLIT", "kernel")
@@ -448,7 +447,7 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     with force_config(**cfg):
         out = call(est, per_step)
     assert_matches(out, reference(est, rounded), T=T, scale=scale_of(est, rounded))
-    kernel = launch._ODD_STRIDE_KERNEL if stride and group == 1 else launch.fused_scan_kernel
+    kernel = launch._ODD_STRIDE_KERNEL if stride else launch.fused_scan_kernel
     assert taken and set(taken) == {(1, group, 4, kernel)}
     # as configured where the launcher does not shrink them
     monkeypatch.setattr(launch, "_GROUP_BY_ALIGNMENT", False)
@@ -456,19 +455,22 @@ def test_two_level_groups_shrink_to_the_alignment_of_the_rows(backend, device, e
     with force_config(**cfg):
         assert_matches(call(est, per_step), reference(est, rounded), T=T,
                        scale=scale_of(est, rounded))
-    assert set(taken) == {(1, cfg["GROUP"], 4, launch.fused_scan_kernel)}
+    assert set(taken) == {(1, cfg["GROUP"], 4, kernel)}
 
 
 @pytest.mark.parametrize("tile", [(4, 256, 4, 4), (8, 128, 8, 8), (2, 128, 2, 1), (1, 1024, 1, 1)],
                          ids=["4x256w4sp4", "8x128w8sp8", "2x128w2", "1x1024w1"])
 @pytest.mark.parametrize("est", ["gae", "vtrace", "discounted_returns"])
-def test_two_level_tiles_on_rows_sliced_from_rows_one_step_longer(backend, device, est, tile):
+def test_two_level_tiles_on_rows_sliced_from_rows_one_step_longer(backend, device, est, tile,
+                                                                  monkeypatch):
     """x[:, :T] of rows of T + 1 (T a multiple of 16, the row stride odd), as training code
-    slices values: every two-level tile, forced, matches the reference. On an H200 the 4-warp
-    split tile on the kernel that specialises T died of a misaligned address here (fifty-eighth
-    session, 300x2048; ``launch._ODD_STRIDE_KERNEL`` runs it)."""
+    slices values: every two-level tile, forced, runs on the kernel with T unspecialised
+    (``launch._ODD_STRIDE_KERNEL``) and matches the reference. On an H200 the 4-warp split tile
+    on the kernel that specialises T died of a misaligned address here (fifty-eighth session,
+    300x2048)."""
     if backend == "torch":
         pytest.skip("the torch path has no tiles")
+    taken = record_constexprs(monkeypatch, "TWO_LEVEL", "kernel")
     bn, bt, warps, split = tile
     n, T = (12, 2048) if device == "cuda" else (5, 1024 if bt == 1024 else 256)
     full, full_ref = make(est, (n, T + 1), seed=71)
@@ -479,6 +481,7 @@ def test_two_level_tiles_on_rows_sliced_from_rows_one_step_longer(backend, devic
     cfg = dict(strategy="row_block", BLOCK_N=bn, BLOCK_T=bt, num_warps=warps, TWO_LEVEL=True,
                SPLIT=split)
     matches_reference_under(cfg, est, kw, rk, device, T=T)
+    assert set(taken) == {(1, launch._ODD_STRIDE_KERNEL)}
 
 
 def test_two_level_groups_keep_at_most_8_parts_a_chunk():
