@@ -148,13 +148,12 @@ _lane_rows_kernel = triton.jit(fused_scan_kernel.fn, do_not_specialize=_TIME_STR
 # Two-level tiles on rows of T a multiple of 16 (so the JIT specialises T as such) whose row
 # strides are odd, as a slice x[:, :T] of rows of T + 1 leaves them (groups of one step; 2 or 4
 # in 512- or 1024-step chunks): the scan kernel compiled with T unspecialised, which is then
-# the kernel of odd T exactly. With T
-# specialised, on an H200, GAE fp32 4x256/w4/sp4 at 300x2048 in rows of 2049 died of a
-# misaligned address, and 8x128/w8/sp8 took 20.01 us against 9.77 (1500x4096: 133.96 vs 59.71);
-# ptxas (triton 3.6, sm_90): 1.2-1.6x the registers, 2-4x the barriers a chunk (GAE 4x256/w4/sp4
-# 188 / 52 against 154 / 14). benchmarks/results/probes/2026-12-07_fifty-eighth_session_odd_
-# stride_{h200,registers}.txt. Strides of 2 mod 4 (groups of 2) or more compile the same
-# either way.
+# the kernel of odd T exactly. With T specialised, on an H200, GAE fp32 4x256/w4/sp4 at 300x2048
+# in rows of 2049 died of a misaligned address, and 8x128/w8/sp8 took 20.01 us against 9.77
+# (1500x4096: 133.96 vs 59.71); ptxas (triton 3.6, sm_90): 1.2-1.6x the registers, 2-4x the
+# barriers a chunk (GAE 4x256/w4/sp4 188 / 52 against 154 / 14). benchmarks/results/probes/
+# 2026-12-07_fifty-eighth_session_odd_stride_{h200,registers}.txt. Strides of 2 mod 4 (groups of
+# 2) or more compile the same either way.
 _ODD_STRIDE_KERNEL = triton.jit(fused_scan_kernel.fn, do_not_specialize=("T",))
 _UNSPEC_T_FOR_ODD_STRIDES = True
 
