@@ -257,7 +257,7 @@ def _variant(variant, shipped):
         launch._tells_n = lambda *tile: True
     elif tweak == "group4":      # two-level groups as the config says, whatever T's alignment
         launch._GROUP_BY_ALIGNMENT = False
-    elif tweak == "tspec":       # groups of one at odd strides on the kernel specialising T
+    elif tweak == "tspec":       # two-level tiles at odd strides on the kernel specialising T
         launch._UNSPEC_T_FOR_ODD_STRIDES = False
     elif tweak == "unspec":      # time strides unspecialised, none said: scalar loads
         launch._tells_n = lambda *tile: False
@@ -296,9 +296,9 @@ def main(argv=None) -> int:
                         "at any T (shipped: launch._GROUP_BY_ALIGNMENT's smaller groups where "
                         "T is no multiple of them)")
     p.add_argument("--tspec-ab", action="store_true",
-                   help="each config as shipped and, where its groups shrink to one step at T a "
-                        "multiple of 16 (odd row strides: --row-pad 1), on the kernel that "
-                        "specialises T (shipped: launch._ODD_STRIDE_KERNEL, T unspecialised)")
+                   help="each config as shipped and, for two-level tiles at odd row strides "
+                        "and T a multiple of 16 (--row-pad 1), on the kernel that specialises T "
+                        "(shipped: launch._ODD_STRIDE_KERNEL, T unspecialised)")
     p.add_argument("--unspec-ab", action="store_true",
                    help="each config as shipped and on the kernel with unspecialised time "
                         "strides, ALIGN_N off (time-major: scalar loads, as lane-row tiles)")

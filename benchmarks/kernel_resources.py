@@ -72,8 +72,8 @@ def launches(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
     one call of the grid's cell, as the launcher makes them on a GPU with programmatic
     dependent launch (``arguments``: the launch's own, tensors in place of their addresses;
     ``programs``: the launch grid's size; ``kernel``: ``fused_scan_kernel`` or, for tiles of
-    one row a lane, its twin with the time strides unspecialised, or, for groups of one step at
-    odd strides, the one with T unspecialised)."""
+    one row a lane, its twin with the time strides unspecialised, or, for two-level tiles at
+    odd row strides, the one with T unspecialised)."""
     seen = []
 
     def record(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
