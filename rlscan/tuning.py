@@ -481,13 +481,13 @@ def select_config(pb: P.Problem) -> dict:
     except KeyError:
         hit = _cache[key] = _resolve(pb, key)
     if hit is None:
-        cfg = heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
-                        sm_count(p0.device))
-    else:
-        cfg = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T) if hit[1] else None
-        if cfg is None:
-            cfg = _configs.within_lookback_limit(hit[0], pb.T)
-    return cfg
+        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
+                         sm_count(p0.device))
+    if hit[1]:
+        walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
+        if walk is not None:
+            return walk
+    return _configs.within_lookback_limit(hit[0], pb.T)
 
 
 def heuristic(N: int, T: int, time_major: bool = False, itemsize: int = 4,
