@@ -314,6 +314,27 @@ early-stores-ab)
     timeout 240 python3 $R/benchmarks/kernel_ab.py $R/benchmarks/patches/lookback_early_stores.patch \
       $data --estimators $E --cells $C 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/early_stores_ab.txt
   done ;;
+prefetch2-ab)
+  # two chunks of loads in flight (patches/prefetch_two_chunks.patch, fifty-ninth session) vs
+  # one, forced: the mid cells' split-row winners (one program an SM walking 4-16 chunks), the
+  # forward scans' plain split tiles, a time-major walk; ptxas (CPU): +16-33 registers, none
+  # spilled but V-trace 16x256/w16/sp16 (~3 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  P=$R/benchmarks/patches/prefetch_two_chunks.patch
+  C=128x16384@row_block:16x128:w16:2l:sp16,128x16384@row_block:16x256:w16:2l:sp16
+  C=$C,256x8192@row_block:16x128:w16:2l:sp16,256x8192@row_block:8x256:w8:2l:sp8
+  C=$C,512x4096@row_block:8x128:w8:2l:sp8,1024x8192@row_block:4x256:w4:2l:sp4
+  timeout 200 python3 $R/benchmarks/kernel_ab.py $P --rounds 3 \
+    --estimators discounted_returns,gae,vtrace,lambda_returns --cells $C 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/prefetch2_ab.txt
+  C=128x16384@row_block:32x128:w32:sp32,256x8192@row_block:16x128:w16:sp16
+  C=$C,512x4096@row_block:8x128:w8:sp8,256x8192@row_block:1x2048:w8
+  timeout 90 python3 $R/benchmarks/kernel_ab.py $P --rounds 3 \
+    --estimators eligibility_traces,episodic_cumsum --cells $C 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/prefetch2_ab.txt
+  timeout 60 python3 $R/benchmarks/kernel_ab.py $P --rounds 3 --layout time_major \
+    --estimators discounted_returns,gae --cells 16384x512@row_block:32x64:w4 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/prefetch2_ab.txt ;;
 nearest-first-ab)
   # look-back spans waiting first for their nearest predecessor alone, then the window of 8
   # before it (patches/lookback_nearest_first.patch, twenty-sixth session) against the shipped
