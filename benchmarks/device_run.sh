@@ -784,6 +784,34 @@ stride-ab)
       | grep -v "Warn\|_warn" | tee -a $OUT/stride_ab.txt
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-260} ] && { echo "stride-ab: out of time after $run"; break; }
   done ;;
+odd-tiles-ab)
+  # two-level tiles of 512- and 1024-step chunks at odd alignment (groups of 2 and 4 kept: 8
+  # or more parts a thread; fifty-ninth session, H100: GAE bf16 1024x8192 in rows of 8193, the
+  # H100 DB's 1x1024/w1/2l/g8 268.5 us against 53.3 for 1x512/w4; ptxas GAE bf16: 255
+  # registers and 1044 bytes spilled, against 214 and none aligned). Rows of T + 1 (odd
+  # strides), then odd T, against the same tiles without the two-level scan and 1x512/w4; then
+  # long horizons' look-back and chunked spans, aligned / rows of T + 1 / odd T (~5 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for run in ${ODDT_RUNS:-gae:bfloat16 gae:float32 discounted_returns:float32 vtrace:bfloat16}; do
+    for pad in "--row-pad 1" ""; do
+      SH=${ODDT_SHAPES:-1024x8192,4096x2048,128x16384,64x32768}
+      [ -z "$pad" ] && SH=${ODDT_SHAPES2:-1024x8191,4096x2047,128x16383,64x32767}
+      timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+        --dtype ${run##*:} $pad --shapes $SH --configs tuned,row_block:1x1024:w1:2l:g8,row_block:1x1024:w1,row_block:1x512:w1:2l,row_block:1x512:w4,row_block:16x512:w16:2l:sp16 \
+        2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
+    done
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-200} ] && { echo "odd-tiles-ab: out of time after $run"; break; }
+  done
+  for e in gae discounted_returns; do
+    for pad in "" "--row-pad 1"; do
+      timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e $pad \
+        --shapes 1x1048576,8x262144,8x65536 --configs tuned,lookback:1x512:w1:c1:2l,lookback:1x512:w1:c1,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1,chunked:1x512:w1:c1:2l:g8,chunked:1x512:w1:c1 \
+        2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
+    done
+    timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e \
+      --shapes 1x1048575,8x262143,8x65535 --configs tuned,lookback:1x512:w1:c1:2l,lookback:1x512:w1:c1,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1,chunked:1x512:w1:c1:2l:g8,chunked:1x512:w1:c1 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
+  done ;;
 oddn-ab)
   # time-major buffers of an odd env count, beside the even neighbour: at odd N the specialised
   # kernel compiles to its scalar-load form (fifty-seventh session, ptxas: GAE 8x128/w8 90
