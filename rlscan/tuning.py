@@ -563,11 +563,12 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     ``gamma``, ``lmbda``, ``c_bar``: the call's, where it passes them (None: the estimator's
     default; for ``gamma`` and ``lmbda`` a tensor: per-step values): on long rows a DB entry
     may hold look-back configs that run only when these bound every walk back
-    (``bounded_walk``, ``select_config``). Time-last rows whose length or row stride (``x``'s;
-    the launcher looks at every input's) is odd run 1x512/w4 where the choice is the 4-warp
-    split tile (``configs.for_odd_rows``); the config reported is what runs. Within it the
-    launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to the power of two
-    dividing T and the row strides, per call (not reported).
+    (``bounded_walk``, ``select_config``). Time-last rows whose length or row stride (``x``'s,
+    of two rows or more; the launcher looks at every input's) is odd run 1x512/w4 where the
+    choice is the 4-warp split tile (``configs.for_odd_rows``); the config reported is what
+    runs. Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to
+    the power of two dividing T and the row strides (of two rows or more), per call (not
+    reported).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
@@ -608,7 +609,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         sms = _db_devices.get(slug, (None, None))[1] if gpu is not None else sm_count(lay.device)
         cfg, source = {"strategy": "row_block", "num_warps": 4, "num_stages": 1, **heuristic(
             lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}, "heuristic"
-    if lk == "time_last" and (lay.T | row_view.stride(0)) & 1:   # as the launcher swaps it
+    # as the launcher swaps it (one row's stride scales no address)
+    if lk == "time_last" and (lay.T | (row_view.stride(0) if lay.N > 1 else 0)) & 1:
         cfg = _configs.for_odd_rows(cfg)
     return choice(dict(cfg), source)
 

@@ -485,6 +485,32 @@ def test_two_level_tiles_on_rows_sliced_from_rows_one_step_longer(backend, devic
     assert set(taken) == {(1, launch._ODD_STRIDE_KERNEL)}
 
 
+@pytest.mark.parametrize("est", ["gae", "vtrace", "discounted_returns"])
+def test_one_row_sliced_from_a_longer_row_keeps_its_alignment(backend, device, est,
+                                                              monkeypatch):
+    """values[:, :T] of one row of T + 1 (a language model's sequence): the row stride scales
+    no address, so the call keeps T's groups, ALIGN_T and kernel (not the odd-stride twin) and
+    matches the reference, with episode ends either side of group and chunk edges; two such
+    rows do shrink to groups of one step."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    taken = record_constexprs(monkeypatch, "GROUP", "ALIGN_T", "kernel")
+    T = 2048 if device == "cuda" else 384
+    cfg = dict(strategy="row_block", BLOCK_N=2, BLOCK_T=128, num_warps=2, TWO_LEVEL=True)
+    for n, want in ((1, (4, 1, launch.fused_scan_kernel)), (2, (1, 1, launch._ODD_STRIDE_KERNEL))):
+        full, full_ref = make(est, (n, T + 1), seed=73)
+        for t in (T - 1, T - 4, T - 5, T - 128, T - 129):
+            full["terminated"][0, t] = full_ref["terminated"][0, t] = True
+        kw = {k: v.to(device)[:, :T] if torch.is_tensor(v) and v.dim() == 2 else v
+              for k, v in full.items()}
+        rk = {k: v[:, :T] if torch.is_tensor(v) and v.dim() == 2 else v
+              for k, v in full_ref.items()}
+        assert kw["rewards"].stride(0) == T + 1
+        taken.clear()
+        matches_reference_under(cfg, est, kw, rk, device, T=T)
+        assert set(taken) == {want}, n
+
+
 def test_two_level_groups_keep_at_most_8_parts_a_chunk():
     """Groups shrink to the rows' alignment, but a chunk of 512 steps keeps groups of 2 and one
     of 1024 steps groups of 4: a thread holds at most 8 parts of 32 groups

@@ -164,8 +164,8 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
     """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)
     run 1x512/w4 where the DB or the heuristic names the two-level tile split over 4 warps (any
     GROUP or register cap): the launcher swaps it, seeing every input's stride, and
-    which_config reports it from x's. Even lengths and strides, time-major buffers, other tiles
-    and forced configs keep their config."""
+    which_config reports it from x's. Even lengths and strides, one row sliced from a longer
+    one, time-major buffers, other tiles and forced configs keep their config."""
     from rlscan.kernels import launch as L
     shipped, _, reload = dirs
     split4 = dict(cfg(4, 256, 4), TWO_LEVEL=True, SPLIT=4)
@@ -174,6 +174,7 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
     write(shipped / f"{SLUG}.json", doc({"gae": [entry(1024, 4096, split4),
                                                  entry(1024, 4096, capped, dtype="bfloat16"),
                                                  entry(256, 4096, split8),
+                                                 entry(1, 4096, split4),
                                                  entry(1024, 4096, split4, layout="time_major")]}))
     reload()
     launched = []
@@ -205,6 +206,9 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
             assert tile(1500, 4096, dtype, wider) == wide, (dtype, wider)
         strided = torch.zeros(1500, 4097, dtype=dtype)[:, :4096]
         assert rlscan.which_config("gae", strided, gpu=GPU).config == cfg(1, 512, 4)
+    # one row's stride scales no address: a row sliced from a longer one keeps its tile
+    assert tile(1, 4096, wider=("r", "v")) == split
+    assert rlscan.which_config("gae", torch.zeros(1, 4097)[:, :4096], gpu=GPU).config == split4
     assert tile(300, 4097) == (8, 128, 8)                       # the 8-warp split tile stays
     assert tile(1500, 4097, time_major=True)[:2] == (4, 256)    # so do time-major buffers
     with force_config(**split4):
