@@ -235,6 +235,10 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         spec += (x.dtype, ptr & 15)
         if strided:
             sr, st = x.stride()
+            # one row's stride scales no address (its row index is 0): said as 0, a multiple
+            # of 16, x[:, :T] of one row of T + 1 (a language model's values) keeps the
+            # groups, vector loads and kernel of a contiguous row
+            sr = sr if pb.N > 1 else 0
             args += (ptr, sr, st)
             spec += (sr, st)
             row_strides.append(sr)
@@ -242,10 +246,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
         else:
             args.append(ptr)
     time_last = out0.stride(1) == 1
-    # one gcd a call: ALIGN_T and GROUP. A single row's strides never scale an address (its
-    # row index is 0), so x[:, :T] of one row of T + 1 (a language model's values) keeps T's
-    # alignment: the groups, vector loads and kernel of a contiguous row
-    p2_t = _pow2_dividing(pb.T, *(row_strides if pb.N > 1 else ()))
+    p2_t = _pow2_dividing(pb.T, *row_strides)         # one gcd a call: ALIGN_T and GROUP
     if p2_t == 1 and time_last and _forced is None:
         cfg = _for_odd_rows(cfg)                      # T or a row stride odd
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
