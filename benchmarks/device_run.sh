@@ -802,7 +802,7 @@ odd-tiles-ab)
     done
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-200} ] && { echo "odd-tiles-ab: out of time after $run"; break; }
   done
-  for e in gae discounted_returns; do
+  for e in ${LH_ESTS:-gae discounted_returns}; do
     for pad in "" "--row-pad 1"; do
       timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e $pad \
         --shapes 1x1048576,8x262144,8x65536 --configs tuned,lookback:1x512:w1:c1:2l,lookback:1x512:w1:c1,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1,chunked:1x512:w1:c1:2l:g8,chunked:1x512:w1:c1 \
