@@ -163,7 +163,7 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
 def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200, monkeypatch):
     """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)
     run 1x512/w4 where the DB or the heuristic names the two-level tile split over 4 warps (any
-    GROUP or register cap): the launcher swaps it, seeing every input's stride, and
+    GROUP or register cap) or a two-level tile of 1024-step chunks: the launcher swaps it, seeing every input's stride, and
     which_config reports it from x's. Even lengths and strides, one row sliced from a longer
     one, time-major buffers, other tiles and forced configs keep their config."""
     from rlscan.kernels import launch as L
@@ -175,6 +175,9 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
                                                  entry(1024, 4096, capped, dtype="bfloat16"),
                                                  entry(256, 4096, split8),
                                                  entry(1, 4096, split4),
+                                                 entry(1024, 8192, dict(cfg(1, 1024, 1),
+                                                                        TWO_LEVEL=True, GROUP=8),
+                                                       dtype="bfloat16"),
                                                  entry(1024, 4096, split4, layout="time_major")]}))
     reload()
     launched = []
@@ -206,6 +209,9 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
             assert tile(1500, 4096, dtype, wider) == wide, (dtype, wider)
         strided = torch.zeros(1500, 4097, dtype=dtype)[:, :4096]
         assert rlscan.which_config("gae", strided, gpu=GPU).config == cfg(1, 512, 4)
+    # a two-level tile of 1024-step chunks likewise (at an even stride it stays)
+    assert tile(1024, 8192, torch.bfloat16, wider=("v",)) == wide
+    assert tile(1024, 8192, torch.bfloat16) == (1, 1024, 1)
     # one row's stride scales no address: a row sliced from a longer one keeps its tile
     assert tile(1, 4096, wider=("r", "v")) == split
     assert rlscan.which_config("gae", torch.zeros(1, 4097)[:, :4096], gpu=GPU).config == split4
@@ -214,6 +220,10 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
     with force_config(**split4):
         assert tile(1500, 4097) == split                        # and forced configs
     assert C.for_odd_rows(split4) == cfg(1, 512, 4) and C.for_odd_rows(split8) is split8
+    wide_chunks = dict(cfg(1, 1024, 1), TWO_LEVEL=True, GROUP=8)   # (they spill there)
+    assert C.for_odd_rows(wide_chunks) == cfg(1, 512, 4)
+    plain = cfg(1, 1024, 1)
+    assert C.for_odd_rows(plain) is plain
     spans = dict(split4, strategy="chunked", CHUNKS_PER_SPAN=2)
     assert C.for_odd_rows(spans) is spans
 

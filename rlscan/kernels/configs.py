@@ -355,6 +355,14 @@ def _cdiv(a: int, b: int) -> int:
 # 64). H200, rows of T + 1, 2 rounds: GAE 1500x4096 64.30 -> 46.12 us, 1024x8192 88.62 -> 63.62,
 # V-trace 92.26 -> 62.93, 119.26 -> 84.61 (probes/2026-12-07_fifty-eighth_session_odd_stride_
 # h200.txt).
+# Two-level tiles of 1024-step chunks too (the H100 DB's 1x1024/w1/2l at 4096x2048 and bf16
+# GAE 1024x8192): their groups keep 4 steps there (at most 8 parts a thread,
+# launch._aligned_group) with loads of one value each, and spill (ptxas, triton 3.6, sm_90,
+# 4096x2048 in rows of 2049: 255 registers and 216-820 bytes of spill stores for discounted
+# returns, GAE, lambda-returns, against 153-255 and none aligned). H100, bf16 GAE 1024x8192 in
+# rows of 8193, 2 rounds: 268.5 us against 53.3 for 1x512/w4 (which also beat or tied the
+# tuned config at 16 of 16 cells of 300-4000 rows x 1024-8192 steps there; fifty-ninth
+# session, probes/2026-12-07_fifty-ninth_session_stride_ab_h100.txt).
 _ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
 _ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
                     "num_stages": 1}
@@ -363,10 +371,11 @@ _ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_
 def for_odd_rows(config: Dict) -> Dict:
     """``config`` for time-last rows whose length or a row stride is odd (the launcher's groups
     of one step): 1x512/w4 where it names the two-level tile split over 4 warps (see
-    ``_ODD_ROWS_SPLIT_TILE``), else ``config``."""
-    if (config.get("TWO_LEVEL") and config.get("strategy", "row_block") == "row_block"
-            and (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
-                 config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
+    ``_ODD_ROWS_SPLIT_TILE``) or a two-level tile of 1024-step chunks, else ``config``."""
+    if config.get("TWO_LEVEL") and config.get("strategy", "row_block") == "row_block" and (
+            config["BLOCK_T"] >= 1024
+            or (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
+                config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
         return _ODD_ROWS_CONFIG
     return config
 
