@@ -565,8 +565,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     may hold look-back configs that run only when these bound every walk back
     (``bounded_walk``, ``select_config``). Time-last rows whose length or row stride (``x``'s,
     of two rows or more; the launcher looks at every input's) is odd run 1x512/w4 where the
-    choice is the 4-warp split tile (``configs.for_odd_rows``); the config reported is what
-    runs. Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to
+    choice is a two-level tile split over 4 warps, of 1024-step chunks, or any from 1024 rows x
+    1024 steps (``configs.for_odd_rows``); the config reported is what runs. Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to
     the power of two dividing T and the row strides (of two rows or more), per call (not
     reported).
 
@@ -611,7 +611,7 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
             lay.N, lay.T, lk == "time_major", x.element_size(), estimator, sms)}, "heuristic"
     # as the launcher swaps it (one row's stride scales no address)
     if lk == "time_last" and (lay.T | (row_view.stride(0) if lay.N > 1 else 0)) & 1:
-        cfg = _configs.for_odd_rows(cfg)
+        cfg = _configs.for_odd_rows(cfg, lay.N, lay.T)
     return choice(dict(cfg), source)
 
 

@@ -163,7 +163,8 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
 def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200, monkeypatch):
     """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)
     run 1x512/w4 where the DB or the heuristic names the two-level tile split over 4 warps (any
-    GROUP or register cap) or a two-level tile of 1024-step chunks: the launcher swaps it, seeing every input's stride, and
+    GROUP or register cap), a two-level tile of 1024-step chunks, or any two-level tile from
+    1024 rows x 1024 steps: the launcher swaps it, seeing every input's stride, and
     which_config reports it from x's. Even lengths and strides, one row sliced from a longer
     one, time-major buffers, other tiles and forced configs keep their config."""
     from rlscan.kernels import launch as L
@@ -216,16 +217,21 @@ def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200
     assert tile(1, 4096, wider=("r", "v")) == split
     assert rlscan.which_config("gae", torch.zeros(1, 4097)[:, :4096], gpu=GPU).config == split4
     assert tile(300, 4097) == (8, 128, 8)                       # the 8-warp split tile stays
+    assert tile(300, 4096, wider=("v",)) == (8, 128, 8)         # below 1024 rows
     assert tile(1500, 4097, time_major=True)[:2] == (4, 256)    # so do time-major buffers
     with force_config(**split4):
         assert tile(1500, 4097) == split                        # and forced configs
-    assert C.for_odd_rows(split4) == cfg(1, 512, 4) and C.for_odd_rows(split8) is split8
+    assert C.for_odd_rows(split4, 300, 2049) == cfg(1, 512, 4)
+    assert C.for_odd_rows(split8, 300, 2049) is split8
+    assert C.for_odd_rows(split8, 1024, 1025) == cfg(1, 512, 4)   # from 1024 rows x 1024 steps
+    assert C.for_odd_rows(split8, 1024, 1023) is split8
+    assert C.for_odd_rows(split8, 1023, 4097) is split8
     wide_chunks = dict(cfg(1, 1024, 1), TWO_LEVEL=True, GROUP=8)   # (they spill there)
-    assert C.for_odd_rows(wide_chunks) == cfg(1, 512, 4)
+    assert C.for_odd_rows(wide_chunks, 8, 8193) == cfg(1, 512, 4)
     plain = cfg(1, 1024, 1)
-    assert C.for_odd_rows(plain) is plain
+    assert C.for_odd_rows(plain, 4096, 4097) is plain
     spans = dict(split4, strategy="chunked", CHUNKS_PER_SPAN=2)
-    assert C.for_odd_rows(spans) is spans
+    assert C.for_odd_rows(spans, 4096, 4097) is spans
 
 
 def test_which_config_reports_a_bounded_walk_where_the_coefficients_bound_it(dirs, cpu_is_h200):

@@ -362,18 +362,25 @@ def _cdiv(a: int, b: int) -> int:
 # returns, GAE, lambda-returns, against 153-255 and none aligned). H100, bf16 GAE 1024x8192 in
 # rows of 8193, 2 rounds: 268.5 us against 53.3 for 1x512/w4 (which also beat or tied the
 # tuned config at 16 of 16 cells of 300-4000 rows x 1024-8192 steps there; fifty-ninth
-# session, probes/2026-12-07_fifty-ninth_session_stride_ab_h100.txt).
+# session, probes/2026-12-07_fifty-ninth_session_stride_ab_h100.txt). And every two-level tile
+# from 1024 rows x 1024 steps: there 1x512/w4 ran within 1% of the tuned config or faster at
+# all 12 odd-stride cells of 1024-4000 rows (the tuned 16x128/w16/sp16 of fp32 GAE 1024x8192
+# 96.41 -> 66.17 us, 2x128/w2/2l at 4000x1024 x0.78-0.98, same file) and the fifty-seventh
+# session's odd-T ones (1500x4097, 2000x2049, 1024x8191: x0.66-1.00); below 1024 rows it lost
+# to split tiles (256x4097 x1.01-1.27, 128x16383 x1.9-2.8, 264x3001 x1.11-1.37).
+_ODD_ROWS_MANY = 1024                            # rows and steps from which every tile swaps
 _ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
 _ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
                     "num_stages": 1}
 
 
-def for_odd_rows(config: Dict) -> Dict:
-    """``config`` for time-last rows whose length or a row stride is odd (the launcher's groups
-    of one step): 1x512/w4 where it names the two-level tile split over 4 warps (see
-    ``_ODD_ROWS_SPLIT_TILE``) or a two-level tile of 1024-step chunks, else ``config``."""
+def for_odd_rows(config: Dict, N: int, T: int) -> Dict:
+    """``config`` for N time-last rows of T steps whose length or a row stride is odd (the
+    launcher's groups of one step): 1x512/w4 where it names a two-level row-block tile split
+    over 4 warps (``_ODD_ROWS_SPLIT_TILE``), of 1024-step chunks, or any from 1024 rows x 1024
+    steps (``_ODD_ROWS_MANY``), else ``config``."""
     if config.get("TWO_LEVEL") and config.get("strategy", "row_block") == "row_block" and (
-            config["BLOCK_T"] >= 1024
+            config["BLOCK_T"] >= 1024 or min(N, T) >= _ODD_ROWS_MANY
             or (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
                 config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
         return _ODD_ROWS_CONFIG

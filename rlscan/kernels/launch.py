@@ -248,7 +248,7 @@ def launch(pb: P.Problem, out0: torch.Tensor, out1: Optional[torch.Tensor]) -> N
     time_last = out0.stride(1) == 1
     p2_t = _pow2_dividing(pb.T, *row_strides)         # one gcd a call: ALIGN_T and GROUP
     if p2_t == 1 and time_last and _forced is None:
-        cfg = _for_odd_rows(cfg)                      # T or a row stride odd
+        cfg = _for_odd_rows(cfg, pb.N, pb.T)          # T or a row stride odd
     n_chunks = _cdiv(pb.T, cfg["BLOCK_T"])
     row_progs = _cdiv(pb.N, cfg["BLOCK_N"])
     strategy = cfg.get("strategy", "row_block")
