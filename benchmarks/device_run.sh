@@ -113,6 +113,13 @@
 #                                              # rows), time-last 128-1023 rows split 16/8 vs
 #                                              # 4x256/w4/sp4, and 128-255 rows x 1024-2047; then
 #                                              # the tens-of-rows GPU tests (~3 min; not yet run)
+#   bash benchmarks/device_run.sh odd-tiles-ab # two-level tiles at odd alignment (fifty-ninth
+#                                              # session): 512-/1024-step tiles at odd strides
+#                                              # and odd T against 1x512/w4 and plain tiles, long
+#                                              # horizons' spans, the register-capped tiles that
+#                                              # spill there (ODD_CAPS=0: not); not yet run
+#   bash benchmarks/device_run.sh prefetch2-ab # two chunks of loads in flight (patch) vs one,
+#                                              # forced (76 s on an H100; lost)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
 #                                              # of long rows (heuristic) against the spans and
 #                                              # 16x64/w8; 8x128/w8 against 16x64/w8 at
@@ -811,6 +818,18 @@ odd-tiles-ab)
     timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e \
       --shapes 1x1048575,8x262143,8x65535 --configs tuned,lookback:1x512:w1:c1:2l,lookback:1x512:w1:c1,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1,chunked:1x512:w1:c1:2l:g8,chunked:1x512:w1:c1 \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
+  done
+  # the register-capped tiles that spill at odd T (probes/2026-12-07_fifty-ninth_session_odd_
+  # alignment_survey.txt: look-back 1x256/w1/2l/r64 104-152 bytes, V-trace's chunked
+  # 2x128/w2/c4/2l/r64 136-140, 1x128/w1/2l/r32 16-68, 2x128/w2/2l/r40 68): capped, uncapped,
+  # without the two-level scan, at odd T ("odd-caps"; ODD_CAPS=0: not)
+  [ "${ODD_CAPS:-1}" != 0 ] && for run in gae:32x32767:lookback:1x256:w1:c1 \
+      discounted_returns:32x32767:lookback:1x256:w1:c1 vtrace:8x262143:chunked:2x128:w2:c4 \
+      discounted_returns:4096x127:row_block:2x128:w2 lambda_returns:131072x255:row_block:1x128:w1; do
+    e=${run%%:*}; rest=${run#*:}; sh=${rest%%:*}; tile=${rest#*:}
+    cap=r64; case $tile in *2x128:w2) cap=r40 ;; *1x128:w1) cap=r32 ;; esac
+    timeout 50 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e --shapes $sh \
+      --configs tuned,$tile:2l:$cap,$tile:2l,$tile 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
   done ;;
 oddn-ab)
   # time-major buffers of an odd env count, beside the even neighbour: at odd N the specialised
