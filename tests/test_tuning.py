@@ -160,7 +160,8 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
     assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
 
 
-def test_odd_time_last_rows_run_the_4_warp_split_tile_as_1x512(dirs, cpu_is_h200, monkeypatch):
+def test_odd_time_last_rows_run_1x512_where_their_two_level_tile_loses(dirs, cpu_is_h200,
+                                                                      monkeypatch):
     """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)
     run 1x512/w4 where the DB or the heuristic names the two-level tile split over 4 warps (any
     GROUP or register cap), a two-level tile of 1024-step chunks, or any two-level tile from
