@@ -118,6 +118,9 @@
 #                                              # and odd T against 1x512/w4 and plain tiles, long
 #                                              # horizons' spans, the register-capped tiles that
 #                                              # spill there (ODD_CAPS=0: not); not yet run
+#   bash benchmarks/device_run.sh odd-groups-ab # at odd T, configured groups with contiguity 1
+#                                              # said (patch) vs the shipped groups of one step
+#                                              # (~4 min; not yet run)
 #   bash benchmarks/device_run.sh prefetch2-ab # two chunks of loads in flight (patch) vs one,
 #                                              # forced (76 s on an H100; lost)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
@@ -831,6 +834,27 @@ odd-tiles-ab)
     timeout 50 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e --shapes $sh \
       --configs tuned,$tile:2l:$cap,$tile:2l,$tile 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
   done ;;
+odd-groups-ab)
+  # at odd T, two-level tiles keeping their configured groups with contiguity 1 said on their
+  # lanes (patches/odd_length_contiguity.patch, kernel_ab.py --configured-groups) against the
+  # shipped groups of one step: ptxas (fifty-ninth session, CPU) gives them back about the
+  # aligned kernel's registers where the shipped ones take x1.3-2 (bf16 discounted returns
+  # 4x128/w2/g8 at 131072x255 64 against 108, aligned 56; GAE look-back 1x256/w1/r64 at
+  # 32x32767 16 bytes spilled against 148; 16x512/w16/sp16 none against 116) (~4 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  P=$R/benchmarks/patches/odd_length_contiguity.patch
+  C=4096x127@row_block:2x128:w2:2l,300x2051@row_block:8x128:w8:2l:sp8
+  C=$C,512x4095@row_block:8x256:w8:2l:sp8,128x16383@row_block:16x512:w16:2l:sp16
+  C=$C,32x32767@lookback:1x256:w1:c1:2l:r64,32x32767@lookback:1x256:w1:c1:2l
+  C=$C,8x262143@chunked:2x128:w2:c4:2l:r64,16384x511@row_block:1x256:w1:2l
+  timeout 200 python3 $R/benchmarks/kernel_ab.py $P --configured-groups --rounds 2 \
+    --estimators gae,discounted_returns,vtrace --cells $C 2>&1 | grep -v "Warn\|_warn" \
+    | tee -a $OUT/odd_groups_ab.txt
+  C=131072x255@row_block:4x128:w2:2l:g8,16384x511@row_block:1x256:w1:2l:g8
+  C=$C,4096x127@row_block:4x128:w2:2l:g8,512x4095@row_block:8x256:w8:2l:g8:sp8
+  timeout 120 python3 $R/benchmarks/kernel_ab.py $P --configured-groups --rounds 2 \
+    --dtype bfloat16 --estimators gae,discounted_returns --cells $C 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/odd_groups_ab.txt ;;
 oddn-ab)
   # time-major buffers of an odd env count, beside the even neighbour: at odd N the specialised
   # kernel compiles to its scalar-load form (fifty-seventh session, ptxas: GAE 8x128/w8 90

@@ -19,6 +19,11 @@ A patch file is a list of text replacements in scan.py, each old text occurring 
     s_a, s_b = my_backward_scan(a, b, REVERSE)
     >>>>
 
+``--configured-groups``: the patched kernel's two-level tiles keep their configured groups at
+any alignment (the shipped ones shrink them to the rows' alignment), for patches aimed at odd
+lengths. At odd row strides each side runs its own twin with T unspecialised, as the launcher
+does (``launch._ODD_STRIDE_KERNEL``).
+
 Blocks are applied in order; text between blocks (and after ``#`` at the start of a line outside
 them) is ignored, so a patch can carry its own notes. Per cell and config the output is
 ``shipped=µs patched=µs`` (``--rounds R``: the median and range of R timings each, taken in
@@ -34,6 +39,7 @@ import sys
 import tempfile
 
 import torch
+import triton
 
 from rlscan.kernels import launch as L
 from rlscan.kernels import scan as S
@@ -131,15 +137,25 @@ def _window(text: str):
     return lo, hi
 
 
-def run_with(kernel, est, call, cfg):
-    """The estimator's outputs with ``kernel`` in place of the shipped scan kernel."""
-    shipped = L.fused_scan_kernel
-    L.fused_scan_kernel = kernel
+class Variant:
+    """A scan kernel as the launcher would run it: the kernel, its twin with T unspecialised
+    (what two-level tiles take at odd row strides, ``launch._ODD_STRIDE_KERNEL``) and whether
+    two-level groups shrink to the rows' alignment (``launch._GROUP_BY_ALIGNMENT``)."""
+
+    def __init__(self, kernel, twin, group_by_alignment=True):
+        self.kernel, self.twin, self.group_by_alignment = kernel, twin, group_by_alignment
+
+
+def run_with(variant, est, call, cfg):
+    """The estimator's outputs with ``variant`` in place of the shipped scan kernel."""
+    shipped = L.fused_scan_kernel, L._ODD_STRIDE_KERNEL, L._GROUP_BY_ALIGNMENT
+    L.fused_scan_kernel, L._ODD_STRIDE_KERNEL = variant.kernel, variant.twin
+    L._GROUP_BY_ALIGNMENT = variant.group_by_alignment
     try:
         with force_config(**cfg):
             return grid.run(est, call)
     finally:
-        L.fused_scan_kernel = shipped
+        L.fused_scan_kernel, L._ODD_STRIDE_KERNEL, L._GROUP_BY_ALIGNMENT = shipped
 
 
 def differs(a, b) -> bool:
@@ -165,6 +181,9 @@ def main(argv=None) -> int:
     p.add_argument("--lookback-window", type=_window, default=None, metavar="LO:HI",
                    help="bounds of the spans a look-back step reads (launch._LOOKBACK_WINDOW; "
                         "small ones make the interpreter walk back over many windows)")
+    p.add_argument("--configured-groups", action="store_true",
+                   help="the patched kernel's two-level tiles keep their configured groups at "
+                        "any alignment (launch._GROUP_BY_ALIGNMENT off; shipped: shrunk)")
     p.add_argument("--rounds", type=int, default=1,
                    help="times shipped and patched this many times each, alternating from a "
                         "moving start; prints the median and range (compare_configs.py)")
@@ -190,6 +209,10 @@ def main(argv=None) -> int:
         from rlscan.tune.timing import l2_bytes
         l2 = l2_bytes(torch.device(device))
     L._compiled.clear()          # direct launches are keyed by kernel; start clean
+    shipped_v = Variant(S.fused_scan_kernel, L._ODD_STRIDE_KERNEL)
+    patched_v = Variant(mod.fused_scan_kernel,
+                        triton.jit(mod.fused_scan_kernel.fn, do_not_specialize=("T",)),
+                        not args.configured_groups)
     bad = 0
     for est in args.estimators.split(","):
         for N, T, name, cfg in cells:
@@ -200,15 +223,15 @@ def main(argv=None) -> int:
                 make = lambda i: grid.place(grid.draw(cell, i, device),   # noqa: E731
                                             args.layout, device)
             calls = [make(0)] if args.check else timed_calls(make, est, l2)
-            ref = run_with(S.fused_scan_kernel, est, calls[0], cfg)
-            out = run_with(mod.fused_scan_kernel, est, calls[0], cfg)
+            ref = run_with(shipped_v, est, calls[0], cfg)
+            out = run_with(patched_v, est, calls[0], cfg)
             wrong = any(differs(x, y) for x, y in zip(ref, out))
             bad += wrong
             line = f"{est} {N}x{T} {name}: " + ("DIFFERS" if wrong else "same results")
             if not args.check:
                 measures = [(lambda k=k: device_us([(lambda c=c: run_with(k, est, c, cfg))
                                                     for c in calls]))
-                            for k in (S.fused_scan_kernel, mod.fused_scan_kernel)]
+                            for k in (shipped_v, patched_v)]
                 shipped, patched = (summary(t) for t in interleaved(measures, args.rounds))
                 line = (f"{est} {N}x{T} {name}: shipped={shipped} patched={patched}"
                         + ("!" if wrong else ""))
