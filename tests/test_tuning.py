@@ -2193,6 +2193,35 @@ def test_kernel_ab_check_tells_an_equivalent_patch_from_a_wrong_one(tmp_path, mo
     assert capsys.readouterr().out.count(verdict) == 4
 
 
+def test_kernel_ab_configured_groups_keep_the_patched_tiles_groups_at_odd_lengths(monkeypatch,
+                                                                                   capsys):
+    """kernel_ab --configured-groups: on rows of odd length the shipped kernel's two-level tile
+    runs in groups of one step (the launcher's shrink) and the patched one in its configured
+    groups of 4, both matching; without the flag both shrink."""
+    from pathlib import Path
+
+    from rlscan.kernels import launch as L
+    from rlscan.kernels import scan as S
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+    ab = _benchmark_script("kernel_ab")
+    noop = Path(__file__).resolve().parents[1] / "benchmarks" / "patches" / "noop.patch"
+    groups, run = [], L._run
+
+    def spy(kernel, grid_, args, objs, consts, options, spec, names=L._CONSTEXPRS):
+        if names is L._CONSTEXPRS:
+            groups.append((kernel is S.fused_scan_kernel, dict(zip(names, consts))["GROUP"]))
+        return run(kernel, grid_, args, objs, consts, options, spec, names)
+
+    monkeypatch.setattr(L, "_run", spy)
+    argv = [str(noop), "--check", "--estimators", "gae", "--cells", "3x301@row_block:2x128:w2:2l"]
+    assert ab.main(argv + ["--configured-groups"]) == 0
+    assert groups == [(True, 1), (False, 4)]
+    groups.clear()
+    assert ab.main(argv) == 0
+    assert groups == [(True, 1), (False, 1)]
+    assert capsys.readouterr().out.count("same results") == 2
+
+
 def test_kernel_ab_no_resets_draws_float32_time_last_only(capsys):
     """kernel_ab and compare_configs --no-resets time no-reset calls (fp32, time-last, GAE,
     discounted returns, episodic sums): anything else is a usage error, not a silent fp32 run."""
