@@ -174,6 +174,16 @@ def waves(programs: int, registers: int, num_warps: int) -> float:
     return programs / (SMS * blocks) if blocks else float("inf")
 
 
+def launch_reports(est: str, N: int, T: int, cfg: dict, dtype: str = "float32",
+                   layout: str = "time_last", row_pad: int = 0):
+    """Per scan launch of the cell's call (``launches``): (constexprs, options, programs, PTX,
+    ``ptxas_report``)."""
+    for consts, options, arguments, programs, kernel in launches(est, N, T, cfg, dtype, layout,
+                                                                 row_pad):
+        ptx = compile_ptx(consts, options, arguments, kernel)
+        yield consts, options, programs, ptx, ptxas_report(ptx)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--estimators", default="gae")
@@ -202,10 +212,8 @@ def main(argv=None) -> int:
                 name = "tuned " + C.label(cfg).replace("/s1", "")
             if not isinstance(cfg, dict):
                 p.error(f"--configs: {name!r} is not a launch config")
-            for consts, options, arguments, programs, kernel in launches(
+            for consts, options, programs, ptx, r in launch_reports(
                     est, N, T, cfg, args.dtype, args.layout, args.row_pad):
-                ptx = compile_ptx(consts, options, arguments, kernel)
-                r = ptxas_report(ptx)
                 print(f"{est:<18} {name:<32} {consts['PHASE']:>5} {r['registers']:>4} "
                       f"{r['spill_stores']:>5}/{r['spill_loads']:<5} "
                       f"{resident_warps(r['registers'], options[0]):>8} {programs:>8} "

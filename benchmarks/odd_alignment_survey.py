@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernel_resources import compile_ptx, launches, ptxas_report, waves  # noqa: E402 - sibling
+from kernel_resources import launch_reports, waves  # noqa: E402 - a sibling script
 
 from rlscan.kernels import configs as C  # noqa: E402
 from rlscan.tune import grid  # noqa: E402
@@ -52,13 +52,9 @@ def entries(estimators):
 
 def report(est, N, T, cfg, dtype):
     """[(phase, registers, spill stores, barriers, waves)] of each scan launch of the cell."""
-    rows = []
-    for consts, options, arguments, programs, kernel in launches(est, N, T, cfg, dtype):
-        ptx = compile_ptx(consts, options, arguments, kernel)
-        r = ptxas_report(ptx)
-        rows.append((consts["PHASE"], r["registers"], r["spill_stores"], ptx.count("bar.sync"),
-                     waves(programs, r["registers"], options[0])))
-    return rows
+    return [(consts["PHASE"], r["registers"], r["spill_stores"], ptx.count("bar.sync"),
+             waves(programs, r["registers"], options[0]))
+            for consts, options, programs, ptx, r in launch_reports(est, N, T, cfg, dtype)]
 
 
 def main(argv=None) -> int:
