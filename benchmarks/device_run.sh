@@ -834,6 +834,22 @@ odd-tiles-ab)
     timeout 50 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e --shapes $sh \
       --configs tuned,$tile:2l:$cap,$tile:2l,$tile 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_tiles_ab.txt
   done ;;
+odd-lookback-check)
+  # (sixtieth session) odd alignment runs a DB's two-level look-back tiles in one level, without
+  # their register cap (configs.for_odd_rows): tuned (that) against the two-level tiles it
+  # replaced, in rows of T + 1 and at odd T, the estimators odd-tiles-ab left out too (~3 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  for run in ${OLB_RUNS:-gae:float32 vtrace:float32 lambda_returns:float32 retrace:float32 gae:bfloat16 vtrace:bfloat16}; do
+    timeout 60 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+      --dtype ${run##*:} --row-pad 1 --shapes 8x65536,32x32768,64x16384,8x262144 \
+      --configs tuned,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_lookback_check.txt
+    timeout 40 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+      --dtype ${run##*:} --shapes 8x100001,32x40001 \
+      --configs tuned,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1 \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_lookback_check.txt
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-400} ] && { echo "odd-lookback-check: out of time after $run"; break; }
+  done ;;
 odd-groups-ab)
   # at odd T, two-level tiles keeping their configured groups with contiguity 1 said on their
   # lanes (patches/odd_length_contiguity.patch, kernel_ab.py --configured-groups) against the

@@ -160,6 +160,48 @@ def test_which_config_reports_a_long_lookback_as_the_chunked_spans_that_run(dirs
     assert C.within_lookback_limit(cfg(1, 256), 1 << 20) == cfg(1, 256)     # others untouched
 
 
+def test_odd_time_last_rows_scan_look_back_spans_in_one_level_uncapped(dirs, cpu_is_h200,
+                                                                      monkeypatch):
+    """A DB's two-level look-back tile (any GROUP or register cap) on time-last rows whose
+    length or an input's row stride is odd runs in one level without the cap
+    (configs.for_odd_rows): launched so, reported so by which_config. Aligned rows and forced
+    configs keep the two levels and the cap; chunked spans keep theirs everywhere."""
+    from rlscan.kernels import launch as L
+    from rlscan.kernels.launch import force_config
+    shipped, _, reload = dirs
+    two_level = {"strategy": "lookback", "BLOCK_N": 1, "BLOCK_T": 256, "num_warps": 1,
+                 "num_stages": 1, "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True, "maxnreg": 64}
+    one_level = {k: v for k, v in two_level.items() if k not in ("TWO_LEVEL", "maxnreg")}
+    write(shipped / f"{SLUG}.json", doc({"gae": [entry(8, 16384, two_level)]}))
+    reload()
+    launched = []
+    monkeypatch.setattr(L, "_run", lambda kernel, grid_, args, objs, consts, options, spec,
+                        names=L._CONSTEXPRS: launched.append((dict(zip(names, consts)),
+                                                             options[2])))
+    monkeypatch.setattr(L, "_INTERPRETED", True)
+    monkeypatch.setenv("RLSCAN_INTERPRET", "1")
+
+    def run(T, pad=0):
+        """(TWO_LEVEL, maxnreg) of GAE's scan on 8 rows of T steps sliced from T + pad."""
+        r, v = (torch.zeros(8, T + pad)[:, :T] for _ in range(2))
+        launched.clear()
+        rlscan.gae(r, v, torch.zeros(8, T, dtype=torch.bool), gamma=0.99, lmbda=0.95)
+        scans = [(c["TWO_LEVEL"], cap) for c, cap in launched if "TWO_LEVEL" in c]
+        assert scans, launched
+        return scans[0]
+
+    assert run(16384) == (True, 64)                      # aligned: as tuned
+    assert run(16385) == (False, None)                   # odd T
+    assert run(16384, pad=1) == (False, None)            # rows of T + 1
+    assert rlscan.which_config("gae", torch.zeros(8, 16385), gpu=GPU).config == one_level
+    assert rlscan.which_config("gae", torch.zeros(8, 16384), gpu=GPU).config == two_level
+    with force_config(**two_level):
+        assert run(16385) == (True, 64)
+    spans = dict(two_level, strategy="chunked", CHUNKS_PER_SPAN=2)
+    assert C.for_odd_rows(spans, 8, 16385) is spans
+    assert C.for_odd_rows(dict(two_level, GROUP=8), 8, 16385) == one_level
+
+
 def test_odd_time_last_rows_run_1x512_where_their_two_level_tile_loses(dirs, cpu_is_h200,
                                                                       monkeypatch):
     """Time-last rows whose length or any input's row stride is odd (x[:, :T] of rows of T + 1)

@@ -368,6 +368,15 @@ def _cdiv(a: int, b: int) -> int:
 # 96.41 -> 66.17 us, 2x128/w2/2l at 4000x1024 x0.78-0.98, same file) and the fifty-seventh
 # session's odd-T ones (1500x4097, 2000x2049, 1024x8191: x0.66-1.00); below 1024 rows it lost
 # to split tiles (256x4097 x1.01-1.27, 128x16383 x1.9-2.8, 264x3001 x1.11-1.37).
+# Look-back spans at odd alignment scan in one level, without a register cap: what remains of
+# a two-level look-back config is these keys. H100, fp32, 2 rounds, forced (sixtieth session,
+# probes/2026-12-07_sixtieth_session_odd_tiles_ab_h100.txt): 22 of 22 one-level spans faster
+# than their two-level selves at odd T and in rows of T + 1, x0.48-0.88 (GAE 8x262143
+# 1x512/w1 52.56 -> 30.59 us, 1x256/w1 37.68 -> 30.88; 32x32767 1x256/w1 19.58 -> 17.28, its
+# capped two-level 17.55; discounted returns 8x262144 in rows of 262145 48.70 -> 19.67), where
+# aligned rows keep two levels (GAE 8x65536 1x256/w1 8.40 us two-level, 9.07 one).
+_ODD_LOOKBACK_KEYS = ("strategy", "BLOCK_N", "BLOCK_T", "num_warps", "num_stages",
+                      "CHUNKS_PER_SPAN")
 _ODD_ROWS_MANY = 1024                            # rows and steps from which every tile swaps
 _ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
 _ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
@@ -378,8 +387,14 @@ def for_odd_rows(config: Dict, N: int, T: int) -> Dict:
     """``config`` for N time-last rows of T steps whose length or a row stride is odd (the
     launcher's groups of one step): 1x512/w4 where it names a two-level row-block tile split
     over 4 warps (``_ODD_ROWS_SPLIT_TILE``), of 1024-step chunks, or any from 1024 rows x 1024
-    steps (``_ODD_ROWS_MANY``), else ``config``."""
-    if config.get("TWO_LEVEL") and config.get("strategy", "row_block") == "row_block" and (
+    steps (``_ODD_ROWS_MANY``); a two-level look-back tile's one-level self
+    (``_ODD_LOOKBACK_KEYS``); else ``config``."""
+    if not config.get("TWO_LEVEL"):
+        return config
+    strategy = config.get("strategy", "row_block")
+    if strategy == "lookback":
+        return {k: v for k, v in config.items() if k in _ODD_LOOKBACK_KEYS}
+    if strategy == "row_block" and (
             config["BLOCK_T"] >= 1024 or min(N, T) >= _ODD_ROWS_MANY
             or (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
                 config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
