@@ -117,10 +117,16 @@
 #                                              # session): 512-/1024-step tiles at odd strides
 #                                              # and odd T against 1x512/w4 and plain tiles, long
 #                                              # horizons' spans, the register-capped tiles that
-#                                              # spill there (ODD_CAPS=0: not); not yet run
+#                                              # spill there (ODD_CAPS=0: not) (410 s on an
+#                                              # H100, sixtieth session; out of time after 8 of
+#                                              # the 16 row-block runs: CHECK_S)
 #   bash benchmarks/device_run.sh odd-groups-ab # at odd T, configured groups with contiguity 1
 #                                              # said (patch) vs the shipped groups of one step
-#                                              # (~4 min; not yet run)
+#                                              # (103 s on an H100)
+#   bash benchmarks/device_run.sh odd-lookback-check # odd alignment's one-level look-back
+#                                              # (tuned) vs the two-level tiles it replaced; the
+#                                              # heuristic's spans vs look-back (LBH=0: not)
+#                                              # off the grid (~6 min)
 #   bash benchmarks/device_run.sh prefetch2-ab # two chunks of loads in flight (patch) vs one,
 #                                              # forced (76 s on an H100; lost)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
@@ -849,6 +855,15 @@ odd-lookback-check)
       --configs tuned,lookback:1x256:w1:c1:2l:r64,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1 \
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/odd_lookback_check.txt
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-400} ] && { echo "odd-lookback-check: out of time after $run"; break; }
+  done
+  # then the heuristic's chunked spans (untuned buckets of tens of long rows) against look-back
+  # spans that stay within LOOKBACK_MAX_SPANS (LBH=0: not)
+  [ "${LBH:-1}" != 0 ] && for run in ${LBH_RUNS:-gae:float32 discounted_returns:float32 vtrace:float32 lambda_returns:float32 gae:bfloat16}; do
+    timeout 70 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator ${run%%:*} \
+      --dtype ${run##*:} --shapes 8x40000,12x30000,32x20000,48x20000,20x40000,16x50000,40x12000 \
+      --configs tuned,lookback:1x256:w1:c1:2l,lookback:1x256:w1:c1:2l:r64,lookback:1x512:w1:c1:2l \
+      2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/lookback_heuristic_check.txt
+    [ $(( $(date +%s) - T0 )) -gt ${LBH_S:-480} ] && { echo "lookback heuristic: out of time after $run"; break; }
   done ;;
 odd-groups-ab)
   # at odd T, two-level tiles keeping their configured groups with contiguity 1 said on their
