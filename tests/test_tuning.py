@@ -165,7 +165,8 @@ def test_odd_time_last_rows_scan_look_back_spans_in_one_level_uncapped(dirs, cpu
     """A DB's two-level look-back tile (any GROUP or register cap) on time-last rows whose
     length or an input's row stride is odd runs in one level without the cap
     (configs.for_odd_rows): launched so, reported so by which_config. Aligned rows and forced
-    configs keep the two levels and the cap; chunked spans keep theirs everywhere."""
+    configs keep the two levels and the cap; chunked spans keep their two levels and lose only
+    the cap, uncapped ones are returned as they are."""
     from rlscan.kernels import launch as L
     from rlscan.kernels.launch import force_config
     shipped, _, reload = dirs
@@ -198,7 +199,9 @@ def test_odd_time_last_rows_scan_look_back_spans_in_one_level_uncapped(dirs, cpu
     with force_config(**two_level):
         assert run(16385) == (True, 64)
     spans = dict(two_level, strategy="chunked", CHUNKS_PER_SPAN=2)
-    assert C.for_odd_rows(spans, 8, 16385) is spans
+    uncapped = {k: v for k, v in spans.items() if k != "maxnreg"}
+    assert C.for_odd_rows(spans, 8, 16385) == uncapped
+    assert C.for_odd_rows(uncapped, 8, 16385) is uncapped
     assert C.for_odd_rows(dict(two_level, GROUP=8), 8, 16385) == one_level
 
 
@@ -1627,11 +1630,11 @@ def test_mid_sized_time_major_buffers_keep_whole_row_blocks_or_take_lane_row_spa
 
 
 # The row and step counts the heuristic's rules name as bounds, each with its neighbours
-_RULE_ROWS = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 63, 64, 127, 128, 255, 256, 511, 512, 559,
+_RULE_ROWS = (1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 32, 33, 63, 64, 127, 128, 255, 256, 511, 512, 559,
               560, 639, 640, 1023, 1024, 2047, 2048, 2815, 2816, 3167, 3168, 4095, 4096, 8191,
               8192, 12672, 12673, 16383, 16384, 32767, 32768, 131071, 131072)
 _RULE_STEPS = (1, 2, 3, 64, 127, 128, 383, 384, 767, 768, 1023, 1024, 2047, 2048, 4095, 4096,
-               16383, 16384, 32767, 32768, 65535, 65536, 262143, 262144, 1 << 20, 1 << 22)
+               11999, 12000, 16383, 16384, 32767, 32768, 65535, 65536, 65537, 262143, 262144, 1 << 20, 1 << 22)
 
 
 def test_every_heuristic_choice_is_a_valid_config_for_its_layout(monkeypatch):
@@ -1653,6 +1656,30 @@ def test_every_heuristic_choice_is_a_valid_config_for_its_layout(monkeypatch):
             assert not cfg.get("LANE_ROWS") and not cfg.get("SCALAR_LOADS"), where
         cfg["BLOCK_N"] = 0
         assert heuristic_config(N, T, time_major, itemsize, est, sms)["BLOCK_N"] > 0, where
+
+
+def test_untuned_tens_of_long_fp32_gae_and_discounted_rows_take_look_back_spans(monkeypatch):
+    """Untuned time-last fp32 GAE and discounted returns of 8-63 rows x 12000-65536 steps run
+    look-back spans of 1x256/w1 two-level (H100: x0.78-1.00 the chunked spans' time over 14
+    timings), at most LOOKBACK_MAX_SPANS a row, so the call's decay never matters; V-trace (4
+    of 7 faster), the other estimators, bf16, time-major buffers and the neighbouring shapes
+    keep their configs. At odd T the launcher runs the same tile in one level."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    lookback = {"strategy": "lookback", "BLOCK_N": 1, "BLOCK_T": 256, "num_warps": 1,
+                "CHUNKS_PER_SPAN": 1, "TWO_LEVEL": True}
+    for est in ("gae", "discounted_returns"):
+        for N, T in ((8, 12000), (8, 40000), (40, 12000), (63, 65536), (32, 32767)):
+            assert heuristic_config(N, T, False, 4, est) == lookback, (est, N, T)
+            assert C.spans_within_limit(lookback, T)
+        for N, T, itemsize, tm in ((7, 40000, 4, False), (64, 20000, 4, False),
+                                   (8, 11999, 4, False), (8, 65537, 4, False),
+                                   (8, 40000, 2, False), (8, 40000, 4, True)):
+            assert heuristic_config(N, T, tm, itemsize, est)["strategy"] != "lookback", \
+                (est, N, T, itemsize, tm)
+    for est in ("vtrace", "retrace", "lambda_returns", "eligibility_traces", ""):
+        assert heuristic_config(8, 40000, False, 4, est)["strategy"] == "chunked", est
+    odd = C.for_odd_rows(dict(lookback, num_stages=1), 8, 40001)
+    assert "TWO_LEVEL" not in odd and odd["strategy"] == "lookback"
 
 
 def test_untuned_fp32_time_major_discounted_returns_and_traces_of_8k_rows_take_32x64_tiles(

@@ -388,7 +388,8 @@ def for_odd_rows(config: Dict, N: int, T: int) -> Dict:
     launcher's groups of one step): 1x512/w4 where it names a two-level row-block tile split
     over 4 warps (``_ODD_ROWS_SPLIT_TILE``), of 1024-step chunks, or any from 1024 rows x 1024
     steps (``_ODD_ROWS_MANY``); a two-level look-back tile's one-level self
-    (``_ODD_LOOKBACK_KEYS``); else ``config``."""
+    (``_ODD_LOOKBACK_KEYS``); any other two-level tile without its register cap; else
+    ``config``."""
     if not config.get("TWO_LEVEL"):
         return config
     strategy = config.get("strategy", "row_block")
@@ -399,6 +400,14 @@ def for_odd_rows(config: Dict, N: int, T: int) -> Dict:
             or (config["BLOCK_N"], config["BLOCK_T"], config.get("num_warps", 4),
                 config.get("SPLIT", 1)) == _ODD_ROWS_SPLIT_TILE):
         return _ODD_ROWS_CONFIG
+    if "maxnreg" in config:
+        # a cap tuned on the aligned kernel spills at odd alignment (ptxas, triton 3.6: 18 of
+        # the DBs' capped two-level tiles, 16-140 bytes, fifty-ninth session, probes/2026-12-07_
+        # fifty-ninth_session_odd_alignment_survey.txt). H100, fp32, forced, 2 rounds (sixtieth
+        # session, ..._sixtieth_session_odd_tiles_ab_h100.txt), uncapped against capped at odd
+        # T: V-trace 8x262143 chunked 2x128/w2/c4 45.77 us vs 56.54, discounted returns
+        # 4096x127 2x128/w2 6.83 vs 7.87, λ-returns 131072x255 1x128/w1 174.83 vs 269.88.
+        return {k: v for k, v in config.items() if k != "maxnreg"}
     return config
 
 
