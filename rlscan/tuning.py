@@ -566,9 +566,11 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     (``bounded_walk``, ``select_config``). Time-last rows whose length or row stride (``x``'s,
     of two rows or more; the launcher looks at every input's) is odd run 1x512/w4 where the
     choice is a two-level tile split over 4 warps, of 1024-step chunks, or any from 1024 rows x
-    1024 steps (``configs.for_odd_rows``); the config reported is what runs. Within it the
-    launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to the power of two
-    dividing T and the row strides (of two rows or more), per call (not reported).
+    1024 steps; a two-level look-back tile runs in one level, and any other two-level tile
+    without its register cap (``configs.for_odd_rows``); the config reported is what runs.
+    Within it the launcher also shrinks a two-level tile's ``GROUP`` (steps a thread) to the
+    power of two dividing T and the row strides (of two rows or more), per call (not
+    reported).
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
