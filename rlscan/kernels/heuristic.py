@@ -5,7 +5,8 @@ import math
 import os
 from typing import Optional
 
-from .configs import LOOKBACK_MAX_SPANS, SCALAR_LOADS_TILE, _cdiv, next_pow2 as _np2, two_level_fits as _two_level_fits
+from .configs import (LOOKBACK_MAX_SPANS, SCALAR_LOADS_TILE, _cdiv, next_pow2 as _np2,
+                      two_level_fits as _two_level_fits)
 
 _SMS = 132   # the H200's and the H100 SXM's: the GPUs the rules below were measured on
 # Time-major configs several of the heuristic's rules share: 8-row blocks of 128-step chunks on
@@ -344,18 +345,20 @@ def heuristic_config(N: int, T: int, time_major: bool = False, itemsize: int = 4
     if (not time_major and not interpreted and itemsize >= 4 and estimator in _LOOKBACK_ESTIMATORS
             and 8 <= N < 64 and _LOOKBACK_STEPS[0] <= T <= _LOOKBACK_STEPS[1]):
         # Tens of rows of 12000-65536 steps, fp32 GAE and discounted returns: look-back spans
-        # of 1x256/w1 two-level (the grid's 32x32768 and 64x16384 winners), not the chunked
-        # spans below. T stops where a row makes LOOKBACK_MAX_SPANS spans: past it a walk back
-        # may need the call's decay, which the heuristic does not see. H100, 2 rounds, against
-        # the chunked spans (sixtieth session, probes/2026-12-07_sixtieth_session_lookback_
-        # heuristic_check_h100.txt): 8x40000, 12x30000, 32x20000, 48x20000, 20x40000,
-        # 16x50000, 40x12000 GAE x0.78-1.00 (8x40000 6.65 us vs 8.49), discounted returns
-        # x0.80-0.95 (16x50000 8.10 vs 10.15); V-trace 4 faster, 3 slower (x0.84-1.09), and
-        # keeps the spans, as do the others (untimed) and bf16 (untimed off the grid). At odd
-        # alignment it runs in one level (configs.for_odd_rows): GAE 8x65535 10.15 vs 14.53,
-        # 32x32767 17.28 vs 23.01, discounted returns 8.47 vs 11.58 and 13.61 vs 17.98 (same
-        # session, ..._odd_tiles_ab_h100.txt).
-        return dict(_LOOKBACK_1X256)
+        # of 1x256/w1 two-level (the grid's 32x32768 and 64x16384 winners; GAE's capped at 64
+        # registers, as the H100's are), not the chunked spans below. T stops where a row makes
+        # LOOKBACK_MAX_SPANS spans: past it a walk back may need the call's decay, which the
+        # heuristic does not see. H100, 2 rounds, against the chunked spans (sixtieth session,
+        # probes/2026-12-07_sixtieth_session_lookback_heuristic_check_h100.txt): at 8x40000,
+        # 12x30000, 32x20000, 48x20000, 20x40000, 16x50000, 40x12000 GAE capped x0.84-0.93
+        # (40x12000 7.88 us vs 9.35; uncapped x0.78-1.00, x1.03 the capped time, geomean),
+        # discounted returns uncapped x0.80-0.95 (16x50000 8.10 vs 10.15; capped x1.02 its
+        # time); V-trace 4 faster, 3 slower (x0.84-1.09), and keeps the spans, as do the others
+        # (untimed) and bf16 (untimed off the grid). At odd alignment the tile runs in one
+        # level, uncapped (configs.for_odd_rows): GAE 8x65535 10.15 vs 14.53, 32x32767 17.28
+        # vs 23.01, discounted returns 8.47 vs 11.58 and 13.61 vs 17.98 (same session,
+        # ..._odd_tiles_ab_h100.txt).
+        return dict(_LOOKBACK_1X256, **({"maxnreg": 64} if estimator == "gae" else {}))
     # Few rows, long horizons: split every row into spans across programs once row blocks
     # alone cannot fill the GPU (chunked: 8x65536 10.1 us, 1x1048576 15.8; row blocks of
     # 1x2048/w8 76 and 1492 us). A single row takes one wide tile (2-row tiles idle half).
