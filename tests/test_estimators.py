@@ -1435,12 +1435,42 @@ def test_untuned_time_last_calls_once_split_into_one_chunk_spans_match_reference
     for fewer or longer rows: in the interpreter forced on 3 rows x 1100 steps (a ragged last
     chunk and span); on the GPU the heuristic itself, with no DB entry, at 100x1000,
     1500x600, 32x40000 (5008 chunks of 2x128: spans of 4), 16x40000 (2504: spans of 2) and
-    8x40000 (1252: spans of 2)."""
+    8x40000 (1252: spans of 2); fp32 GAE and discounted returns take look-back spans at the
+    last three (the next test)."""
     _untuned_calls_match_reference(
         backend, device, est, monkeypatch, cpu_shape=(3, 1100), forced=[_WIDE_ROWS, _SPANS_OF_4],
         gpu_shapes=[(100, 1000), (1500, 600), (32, 40000), (16, 40000), (8, 40000)], seed=37,
-        expected=lambda N, T: _WIDE_ROWS if T < 2048 else dict(
-            _SPANS_OF_4, CHUNKS_PER_SPAN=4 if N > 16 else 2))
+        expected=lambda N, T: _WIDE_ROWS if T < 2048 else _tens_of_long_rows_look_back(
+            est, T) or dict(_SPANS_OF_4, CHUNKS_PER_SPAN=4 if N > 16 else 2))
+
+
+_LOOK_BACK_1X256 = dict(strategy="lookback", BLOCK_N=1, BLOCK_T=256, num_warps=1,
+                        CHUNKS_PER_SPAN=1)
+
+
+def _tens_of_long_rows_look_back(est, T):
+    """The heuristic's look-back config for 8-63 untuned fp32 time-last rows of 12000-65536
+    steps (None for the estimators that keep chunked spans), as it runs at T's alignment."""
+    if est not in ("gae", "discounted_returns"):
+        return None
+    if T % 2:
+        return _LOOK_BACK_1X256                              # one level, uncapped
+    return dict(_LOOK_BACK_1X256, TWO_LEVEL=True, **({"maxnreg": 64} if est == "gae" else {}))
+
+
+@pytest.mark.parametrize("est", ["gae", "discounted_returns"])
+def test_untuned_tens_of_long_fp32_rows_run_look_back_spans_that_match_reference(
+        backend, device, est, monkeypatch):
+    """fp32 GAE and discounted returns of 8-63 untuned time-last rows of 12000-65536 steps run
+    look-back spans of 1x256/w1 (two-level, GAE's capped at 64 registers; at an odd length one
+    level, uncapped): in the interpreter both forms forced on 3 rows x 1100 steps (5 spans a
+    row, the last ragged); on the GPU the heuristic itself, with no DB entry, at 8x40000,
+    40x12000 and 12x30001 (odd)."""
+    _untuned_calls_match_reference(
+        backend, device, est, monkeypatch, cpu_shape=(3, 1100),
+        forced=[_tens_of_long_rows_look_back(est, 1100), _LOOK_BACK_1X256],
+        gpu_shapes=[(8, 40000), (40, 12000), (12, 30001)], seed=83,
+        expected=lambda N, T: _tens_of_long_rows_look_back(est, T))
 
 
 _WALK_8 = dict(strategy="row_block", BLOCK_N=8, BLOCK_T=128, num_warps=8)
