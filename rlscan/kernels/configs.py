@@ -368,6 +368,10 @@ def _cdiv(a: int, b: int) -> int:
 # 96.41 -> 66.17 us, 2x128/w2/2l at 4000x1024 x0.78-0.98, same file) and the fifty-seventh
 # session's odd-T ones (1500x4097, 2000x2049, 1024x8191: x0.66-1.00); below 1024 rows it lost
 # to split tiles (256x4097 x1.01-1.27, 128x16383 x1.9-2.8, 264x3001 x1.11-1.37).
+_ODD_ROWS_MANY = 1024                            # rows and steps from which every tile swaps
+_ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
+_ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
+                    "num_stages": 1}
 # Look-back spans at odd alignment scan in one level, without a register cap: what remains of
 # a two-level look-back config is these keys. H100, fp32, 2 rounds, forced (sixtieth session,
 # probes/2026-12-07_sixtieth_session_odd_tiles_ab_h100.txt): 22 of 22 one-level spans faster
@@ -377,10 +381,6 @@ def _cdiv(a: int, b: int) -> int:
 # aligned rows keep two levels (GAE 8x65536 1x256/w1 8.40 us two-level, 9.07 one).
 _ODD_LOOKBACK_KEYS = ("strategy", "BLOCK_N", "BLOCK_T", "num_warps", "num_stages",
                       "CHUNKS_PER_SPAN")
-_ODD_ROWS_MANY = 1024                            # rows and steps from which every tile swaps
-_ODD_ROWS_SPLIT_TILE = (4, 256, 4, 4)            # BLOCK_N, BLOCK_T, num_warps, SPLIT
-_ODD_ROWS_CONFIG = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4,
-                    "num_stages": 1}
 
 
 def for_odd_rows(config: Dict, N: int, T: int) -> Dict:
