@@ -5,7 +5,9 @@ compare strategies and tiles before they enter the tuner's candidate space.
         --configs heuristic,chunked:2x128:w2:c1,chunked:1x1024:w4:c1,lookback:1x1024:w4:c1
 
 A config is ``heuristic`` (the built-in one), ``tuned`` (the shipped DB's for the cell and the
-call's γ, λ, c̄; the heuristic where the DB has none) or
+call's γ, λ, c̄; the heuristic where the DB has none), ``untuned`` (what the call would run
+were its bucket and the buckets above it untuned: the heuristic as the launcher swaps it at
+odd alignment) or
 ``STRATEGY:BNxBT:wWARPS[:cCHUNKS_PER_SPAN][:2l[:gGROUP]][:spSPLIT][:lr][:sl][:rREGS]`` (``2l``:
 the two-level backward scan, ``TWO_LEVEL``; ``gGROUP``: its steps a thread, 4, 8 or 16;
 ``spSPLIT``: tile rows a row, ``SPLIT``; ``lr``: ``LANE_ROWS``; ``sl``: ``SCALAR_LOADS``;
@@ -88,6 +90,18 @@ def tuned_config(est: str, call: grid.Call, layout: str = "time_last", **kw):
     coefficients = {k: call.kwargs[k] for k in ("gamma", "lmbda", "c_bar") if k in call.kwargs}
     return which_config(est, call.args[0], time_dim=0 if layout == "time_major" else -1,
                         **coefficients, **kw).config
+
+
+def untuned_config(est: str, call: grid.Call, layout: str = "time_last"):
+    """``tuned_config`` with no DB entry for any bucket (``tuning._lookup``): the heuristic's
+    config as ``which_config`` reports it, ``configs.for_odd_rows`` applied where the launcher
+    applies it."""
+    lookup = tuning._lookup
+    tuning._lookup = lambda *key: None
+    try:
+        return tuned_config(est, call, layout)
+    finally:
+        tuning._lookup = lookup
 
 
 def padded_rows(call: grid.Call, pad: int) -> grid.Call:
@@ -189,12 +203,12 @@ def _fill_by(run, how):
 
 
 def parse_config(text: str):
-    """``heuristic`` -> None; ``tuned`` -> "tuned"; ``chunked:1x1024:w4:c1`` -> a validated
+    """``heuristic`` -> None; ``tuned`` / ``untuned`` -> that name; ``chunked:1x1024:w4:c1`` -> a validated
     config dict."""
     if text == "heuristic":
         return None
-    if text == "tuned":
-        return "tuned"
+    if text in ("tuned", "untuned"):
+        return text
     parts = text.split(":")
     regs = None
     if len(parts) > 3 and parts[-1].startswith("r"):
@@ -237,7 +251,7 @@ def parse_config(text: str):
             cfg["SCALAR_LOADS"] = True
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError(
-            f"config {text!r}: expected heuristic or tuned or "
+            f"config {text!r}: expected heuristic, tuned, untuned or "
             "STRATEGY:BNxBT:wWARPS[:cCHUNKS][:2l[:gGROUP]][:spSPLIT][:lr][:sl][:rREGS]") from None
     try:
         return C.validate(cfg)
@@ -361,6 +375,8 @@ def main(argv=None) -> int:
         for index, (name, cfg) in enumerate(args.configs):
             if cfg == "tuned":
                 cfg = tuned_config(est, calls[0], args.layout)
+            elif cfg == "untuned":
+                cfg = untuned_config(est, calls[0], args.layout)
             if cfg is None:     # a [T, 1] buffer is time-last in memory: so is its call
                 cfg = heuristic_config(N, T, args.layout == "time_major" and N > 1,
                                        grid.itemsize(args.dtype), est,

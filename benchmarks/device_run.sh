@@ -127,6 +127,9 @@
 #                                              # (tuned) vs the two-level tiles it replaced; the
 #                                              # heuristic's spans vs look-back (LBH=0: not)
 #                                              # off the grid (~6 min)
+#   bash benchmarks/device_run.sh edge-ab      # untuned buckets just below a tuned one run its
+#                                              # entry (tuned) vs the heuristic (untuned), T - 1,
+#                                              # N - 1, T - T/40 (~6 min)
 #   bash benchmarks/device_run.sh prefetch2-ab # two chunks of loads in flight (patch) vs one,
 #                                              # forced (76 s on an H100; lost)
 #   bash benchmarks/device_run.sh walks-ab     # fp32 time-major: the fifty-second session's walks
@@ -865,6 +868,34 @@ odd-lookback-check)
       2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/lookback_heuristic_check.txt
     [ $(( $(date +%s) - T0 )) -gt ${LBH_S:-480} ] && { echo "lookback heuristic: out of time after $run"; break; }
   done ;;
+edge-ab)
+  # (sixty-first session) untuned buckets just below a tuned one (N or T within 1/32 of its
+  # first value: tuning._buckets_above) run that bucket's entry: tuned (that) against untuned
+  # (the heuristic as it ran before), T - 1 at the grid's time-last cells (fp32 GAE, discounted
+  # returns, V-trace; bf16 GAE, V-trace), then N - 1 and T - T/40, then time-major T - 1; the
+  # which_config of each first (~6 min)
+  export PYTHONPATH=/tmp/site:$R/benchmarks
+  TM1=1x1048575,8x65535,8x262143,32x32767,64x511,128x16383,256x8191,512x4095,1024x8191,4096x127,4096x511,4096x2047,16384x127,16384x511,65536x127,131072x255
+  NM1=127x16384,255x8192,511x4096,1023x8192,4095x128,4095x512,16383x128,16383x512,65535x128,131071x256
+  TEV=1x1022362,8x63898,8x255590,32x31948,64x498,128x15974,256x7986,512x3994,1024x7986,4096x498,4096x1996,16384x498,131072x250
+  python3 -c "
+import torch, rlscan
+for sh in '$TM1,$NM1,$TEV'.split(','):
+    N, T = map(int, sh.split('x'))
+    for lay in ('time_last', 'time_major'):
+        x = torch.empty(N, T, device='cuda') if lay == 'time_last' else torch.empty(T, N, device='cuda').t()
+        c = rlscan.which_config('gae', x)
+        print(lay, sh, c.source.split('/')[-1], c.rows[0], c.steps[0], c.config)
+" 2>&1 | grep -v Warn | tee $OUT/edge_which.txt | awk '{print $1,$2,$3,$4,$5}' | column -c 200
+  for run in ${EDGE_RUNS:-gae:float32:TM1 discounted_returns:float32:TM1 vtrace:float32:TM1 gae:bfloat16:TM1 vtrace:bfloat16:TM1 gae:float32:NM1 gae:float32:TEV discounted_returns:bfloat16:TM1}; do
+    IFS=: read e d set <<< "$run"
+    timeout 120 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e --dtype $d \
+      --shapes ${!set} --configs tuned,untuned 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/edge_ab.txt
+    [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-420} ] && { echo "edge-ab: out of time after $run"; break; }
+  done
+  [ "${EDGE_TM:-1}" != 0 ] && timeout 120 python3 $R/benchmarks/compare_configs.py --rounds 2 \
+    --estimator gae --layout time_major --shapes $TM1 --configs tuned,untuned 2>&1 \
+    | grep -v "Warn\|_warn" | tee -a $OUT/edge_ab.txt ;;
 odd-groups-ab)
   # at odd T, two-level tiles keeping their configured groups with contiguity 1 said on their
   # lanes (patches/odd_length_contiguity.patch, kernel_ab.py --configured-groups) against the

@@ -15,13 +15,16 @@ one :class:`RLScanTuningWarning` and is skipped; entries made for another kernel
 
 Lookup key: (GPU, estimator, input dtype, layout, rows bucket, steps bucket). Rows N and steps
 T are bucketed by powers of two, ``[2**k, 2**(k+1) - 1]``, so every shape has exactly one
-bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) uses
-``rlscan.kernels.heuristic.heuristic_config`` for the exact shape, layout, item size and
-estimator, and warns once per (estimator, GPU); there is no "nearest tuned bucket" guess,
-because a config tuned for another shape can be much slower than the heuristic (leave-one-out
-over the grid, the nearest bucket's winner beat the heuristic in about half the buckets, with
-outliers of 5.5x and 173x its own winner's time: benchmarks/NOTES.md, forty-sixth session).
-Run ``rlscan-tune`` (optionally ``--shapes``) to add entries for the shapes you use.
+bucket. A bucket without an entry (in the GPU's DB or a sibling's, below) runs the entry of
+the bucket above where N or T is within 1/32 of that bucket's first value, the shape it was
+tuned at (``_buckets_above``: 1023 steps run the entry tuned at 1024, as a language model's
+T - 1 tokens of rewards do), else ``rlscan.kernels.heuristic.heuristic_config`` for the exact
+shape, layout, item size and estimator, and warns once per (estimator, GPU). There is no
+"nearest tuned bucket" guess beyond that, because a config tuned for another shape can be
+much slower than the heuristic (leave-one-out over the grid, the winner of the bucket two steps
+away beat the heuristic in about half the buckets, with outliers of 5.5x and 173x its own
+winner's time: benchmarks/NOTES.md, forty-sixth session). Run ``rlscan-tune`` (optionally
+``--shapes``) to add entries for the shapes you use.
 
 A GPU with no DB file of its own runs the entries of a DB made on a GPU of the same compute
 capability and SM count where one is loaded (a stand-in, nearest L2 size first; one warning),
@@ -91,8 +94,8 @@ class ConfigChoice(NamedTuple):
     estimator: str
     dtype: str
     layout: str               # "time_last" or "time_major"
-    rows: Tuple[int, int]     # bucket of N
-    steps: Tuple[int, int]    # bucket of T
+    rows: Tuple[int, int]     # bucket of N; of the entry's where it is the bucket above's
+    steps: Tuple[int, int]    # bucket of T; likewise (select_config's _buckets_above)
 
 
 # --------------------------------------------------------------------------- keys and buckets
@@ -288,6 +291,9 @@ _index: Dict[str, Dict[tuple, Tuple[dict, str, Tuple[Tuple[dict, int], ...]]]] =
 # hot-path cache: (device, est code, torch dtype, time-last?, rows k, steps k) ->
 # (config, bounded_walk pairs) or None
 _cache: dict = {}
+# the same for a bucket without an entry: (that key, (N + N/32) and (T + T/32) bit lengths) ->
+# the bucket above's (config, bounded_walk pairs) or None (_buckets_above)
+_cache_above: dict = {}
 _device_slugs: dict = {}
 _warned_missing: set = set()
 # slug -> (compute capability, SM count, L2 bytes) from each loaded DB's "device"; and
@@ -363,6 +369,7 @@ def load(shipped: Optional[Path] = None, overlay: Optional[Path] = None) -> None
     _db_slugs.clear()
     _heuristic_cached = None
     _cache.clear()
+    _cache_above.clear()
     _replay.forget()      # recorded launch plans hold configs from the old DB
     _warned_missing.clear()
 
@@ -459,6 +466,34 @@ def _lookup(slug: Optional[str], kernel: str, dtype: str, layout: str, kr: int,
     return hit
 
 
+# A call within 1/32 of the next bucket's first value (N or T >= 2**k * 32/33) runs that bucket's
+# entry where its own has none: the entry was tuned at a shape 3% away, where the heuristic is
+# a rule for every shape.
+_EDGE_SHIFT = 5
+
+
+def _buckets_above(N: int, T: int) -> Tuple[Tuple[int, int], ...]:
+    """The (rows, steps) bucket indices whose entry an (N, T) call runs when its own bucket has
+    none, nearest first: the next rows and / or steps bucket where N or T is within 1/32 of
+    its first value (``_EDGE_SHIFT``); empty for most shapes."""
+    kr, kt = bucket_index(N), bucket_index(T)
+    up_n = bucket_index(N + (N >> _EDGE_SHIFT)) > kr
+    up_t = bucket_index(T + (T >> _EDGE_SHIFT)) > kt
+    return tuple((kr + a, kt + b) for a, b in ((1, 1), (0, 1), (1, 0))
+                 if a <= up_n and b <= up_t)
+
+
+def _lookup_above(slug: Optional[str], kernel: str, dtype: str, layout: str, N: int,
+                  T: int) -> Optional[Tuple[Tuple[dict, str, Tuple[dict, ...]], int, int]]:
+    """The entry of the first of ``_buckets_above(N, T)`` that has one (``_lookup``), with its
+    bucket indices."""
+    for kr, kt in _buckets_above(N, T):
+        hit = _lookup(slug, kernel, dtype, layout, kr, kt)
+        if hit is not None:
+            return hit, kr, kt
+    return None
+
+
 def select_config(pb: P.Problem) -> dict:
     """The launch config for ``pb``: its tuning-DB entry, else the heuristic for its shape.
     Where the entry has a ``bounded_walk``, the first of those look-back configs within the
@@ -470,7 +505,9 @@ def select_config(pb: P.Problem) -> dict:
     (``configs.for_odd_rows``).
 
     The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
-    resolves it (and warns once per estimator and GPU when there is no entry). Never measures
+    resolves it; one without an entry looks for the bucket above's (``_buckets_above``: a
+    second dict keyed by how near the call is to it) and warns once per estimator and GPU when
+    that has none either. Never measures
     anything, so it is safe under CUDA-graph capture and torch.compile tracing.
     The returned dict is shared: do not modify it."""
     p0 = pb.p0
@@ -481,8 +518,16 @@ def select_config(pb: P.Problem) -> dict:
     except KeyError:
         hit = _cache[key] = _resolve(pb, key)
     if hit is None:
-        return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
-                         sm_count(p0.device))
+        # which of the buckets above the call is near (the misses' path: an untuned bucket)
+        near = (key, (pb.N + (pb.N >> _EDGE_SHIFT)).bit_length(),
+                (pb.T + (pb.T >> _EDGE_SHIFT)).bit_length())
+        try:
+            hit = _cache_above[near]
+        except KeyError:
+            hit = _cache_above[near] = _resolve_above(pb, key)
+        if hit is None:
+            return heuristic(pb.N, pb.T, not key[3], p0.element_size(), KERNEL_NAMES[pb.est],
+                             sm_count(p0.device))
     if hit[1]:
         walk = _configs.bounded_walk_config(hit[1], P.decay_bound(pb), pb.T)
         if walk is not None:
@@ -529,12 +574,21 @@ _sm_counts: Dict = {}
 
 def _resolve(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
     device, est, dtype, time_last, kr, kt = key
+    hit = _lookup(_db_slug(device), KERNEL_NAMES[est], dtype_key(dtype),
+                  "time_last" if time_last else "time_major", kr - 1, kt - 1)
+    return None if hit is None else (hit[0], hit[2])
+
+
+def _resolve_above(pb: P.Problem, key) -> Optional[Tuple[dict, Tuple[dict, ...]]]:
+    """``_resolve`` for a call whose bucket has no entry: the bucket above's
+    (``_lookup_above``), else None after the once-per-estimator-and-GPU warning."""
+    device, est, dtype, time_last, _, _ = key
     slug = _db_slug(device)
     kernel = KERNEL_NAMES[est]
-    hit = _lookup(slug, kernel, dtype_key(dtype), "time_last" if time_last else "time_major",
-                  kr - 1, kt - 1)
+    hit = _lookup_above(slug, kernel, dtype_key(dtype), "time_last" if time_last else
+                        "time_major", pb.N, pb.T)
     if hit is not None:
-        return hit[0], hit[2]
+        return hit[0][0], hit[0][2]
     if slug is not None and (kernel, slug) not in _warned_missing:
         _warned_missing.add((kernel, slug))
         lo_n, hi_n = bucket(pb.N)
@@ -574,8 +628,9 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
 
     ``source`` is ``"db:<path>"`` or ``"overlay:<path>"`` for a tuned entry (on a GPU without
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
-    sibling's: ``_siblings``), ``"heuristic"``
-    when the bucket has none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
+    sibling's: ``_siblings``; for a bucket without one, the bucket above's where N or T is
+    within 1/32 of its first value, ``rows`` and ``steps`` then naming that bucket:
+    ``_buckets_above``), ``"heuristic"`` when there is none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
     ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
     ``"empty"`` when the input is empty (nothing runs)."""
     from ._layout import Layout, use_kernels
@@ -601,6 +656,11 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
         return choice(None, "torch")
     db_slug = slug if gpu is not None else _db_slug(lay.device)
     hit = _lookup(db_slug, estimator, dt, lk, bucket_index(lay.N), bucket_index(lay.T))
+    if hit is None:
+        above = _lookup_above(db_slug, estimator, dt, lk, lay.N, lay.T)
+        if above is not None:
+            hit, kr, kt = above
+            rows, steps = bucket(1 << kr), bucket(1 << kt)
     if hit is not None:   # as select_config picks it
         walk = _configs.bounded_walk_config(hit[2], _asked_decay(estimator, gamma, lmbda, c_bar),
                                             lay.T)

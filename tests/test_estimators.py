@@ -1278,8 +1278,9 @@ def _untuned_calls_match_reference(backend, device, est, monkeypatch, *, gpu_sha
         pytest.skip("the torch path has no tiles")
     if backend == "cuda":
         monkeypatch.setattr(tuning, "_cache", {})
+        monkeypatch.setattr(tuning, "_cache_above", {})
         monkeypatch.setattr(tuning, "_resolve", lambda pb, key: None)
-        monkeypatch.setattr(tuning, "_lookup", lambda *key: None)    # which_config's
+        monkeypatch.setattr(tuning, "_lookup", lambda *key: None)    # and the buckets above
         runs = [(shape, None) for shape in gpu_shapes]
     else:
         runs = [(cpu_shape, cfg) for cfg in forced]
@@ -1471,6 +1472,34 @@ def test_untuned_tens_of_long_fp32_rows_run_look_back_spans_that_match_reference
         forced=[_tens_of_long_rows_look_back(est, 1100), _LOOK_BACK_1X256],
         gpu_shapes=[(8, 40000), (40, 12000), (12, 30001)], seed=83,
         expected=lambda N, T: _tens_of_long_rows_look_back(est, T))
+
+
+# (N, T, the bucket above whose entry runs): shapes whose own bucket neither shipped DB (the
+# H200's, the H100's) tunes, within 1/32 of a bucket both tune (tuning._buckets_above)
+_BELOW_TUNED = [(4096, 127, (4096, 128)), (4095, 128, (4096, 128)), (4095, 511, (4096, 512)),
+                (64, 511, (64, 512)), (32, 32767, (32, 32768))]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("est", ESTIMATORS)
+def test_untuned_shapes_just_below_a_tuned_bucket_run_its_entry_and_match_reference(est,
+                                                                                    dtype):
+    """On the GPU with the shipped DB, time-last calls one row or one step short of a tuned
+    bucket (T - 1 tokens of rewards, odd lengths among them) run that bucket's entry, as
+    which_config reports, and match the float64 reference on their per-step inputs."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    for N, T, above in _BELOW_TUNED:
+        kw, rk = make(est, (N, T), seed=89)
+        if dtype != torch.float32:
+            kw, rk = per_step_in(dtype, kw)
+        x = kw["inputs" if "inputs" in kw else "rewards"].cuda()
+        got = tuning.which_config(est, x)
+        assert got.source.startswith(("db:", "overlay:")), (N, T, got)
+        assert (got.rows[0], got.steps[0]) == above, (N, T, got)
+        out = call(est, kw, torch.device("cuda"))
+        assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
 _WALK_8 = dict(strategy="row_block", BLOCK_N=8, BLOCK_T=128, num_warps=8)

@@ -396,6 +396,48 @@ def test_select_config_hot_path_and_one_warning(dirs, cpu_is_h200, monkeypatch):
     assert "vtrace on nvidia-h200" in msgs[1] and "no tuning DB" not in msgs[1]
 
 
+def test_untuned_buckets_within_a_32nd_of_the_next_run_its_entry(dirs, cpu_is_h200):
+    """A bucket with no entry runs the entry of the bucket above where N or T is within 1/32 of
+    its first value (T - 1 tokens of a 1024-token sequence run the 1024 entry): both above
+    first, then steps above, then rows above; its own bucket's entry (or a sibling's) comes
+    first, farther shapes take the heuristic and warn. select_config launches what
+    which_config reports, and each call decides by its own shape, not its bucket's first."""
+    shipped, _, reload = dirs
+    both, steps_up, rows_up = cfg(8, 128, 2), cfg(4, 256, 4), cfg(2, 64, 2)
+    own = cfg(1, 32, 1)
+    write(shipped / f"{SLUG}.json", doc({"gae": [
+        entry(4096, 128, both), entry(2048, 128, steps_up), entry(4096, 64, rows_up),
+        entry(1024, 8192, steps_up), entry(512, 4096, own)]}))
+    reload()
+
+    def check(N, T, config, rows=None, steps=None):
+        got = ask(N=N, T=T)
+        assert got.config == config, (N, T, got)
+        if rows is not None:
+            assert (got.rows, got.steps) == (rows, steps) and got.source.startswith("db:")
+        launched = tuning.select_config(_problem(N, T))   # the heuristic's: defaults unsaid
+        assert {"strategy": "row_block", "num_warps": 4, "num_stages": 1, **launched} == config
+    check(4096, 128, both, (4096, 8191), (128, 255))              # its own
+    check(4095, 127, both, (4096, 8191), (128, 255))              # both within 1/32
+    check(3972, 125, both)                                       # 3972 + 124 = 4096, 125 + 3
+    check(4095, 124, rows_up, (4096, 8191), (64, 127))             # 124 + 3 < 128: rows only
+    check(3971, 127, steps_up, (2048, 4095), (128, 255))           # 3971 + 124 < 4096
+    check(3000, 127, steps_up)
+    check(1023, 8191, own, (512, 1023), (4096, 8191))              # its own bucket first
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        check(3971, 124, dict(cfg(), **heuristic_config(3971, 124)))
+        assert ask(N=3971, T=124).source == "heuristic"
+        check(4095, 127, both)                                   # its near-key cached apart
+        check(3900, 120, dict(cfg(), **heuristic_config(3900, 120)))
+        check(2047, 127, steps_up, (2048, 4095), (128, 255))       # both above: 2048 x 128
+    msgs = [str(w.message) for w in got if issubclass(w.category, W)]
+    assert len(msgs) == 1 and "heuristic" in msgs[0]             # once for gae on the GPU
+    assert ask(N=4095, T=127, time_major=True).source == "heuristic"
+    assert tuning._buckets_above(8, 7) == () and tuning._buckets_above(31, 1) == ()
+    assert tuning._buckets_above(1 << 20, (1 << 20) - 1) == ((20, 20),)
+
+
 def test_missing_db_for_this_gpu_warns_once_per_kernel(dirs, cpu_is_h200):
     *_, reload = dirs
     reload()
