@@ -6,6 +6,7 @@ candidate. Two reports:
 
     python benchmarks/heuristic_vs_db.py tuning_db/*.json                 # heuristic ÷ winner
     python benchmarks/heuristic_vs_db.py tuning_db/*.json --against 44a48a0   # vs that revision
+    python benchmarks/heuristic_vs_db.py tuning_db/*.json --below        # the bucket-above rule
 
 The first lists the (layout, dtype, rows bucket, steps bucket) groups where
 ``heuristic.heuristic_config`` is furthest from the tuned winners (geomean over the group's
@@ -13,7 +14,11 @@ entries, and the config that would have done best there). The second compares th
 heuristic with the one at a git revision (``rlscan/kernels/heuristic.py``, or ``launch.py``
 before the heuristic had its own module), entry by entry where the two
 choose differently: new ÷ old time, per DB and shape. How the forty-sixth session chose its
-rules (benchmarks/NOTES.md). A config not timed in an entry (not a candidate there, or pruned
+rules (benchmarks/NOTES.md). The third (``--below``) is a proxy for ``tuning._buckets_above``,
+which runs an entry at the shapes one step (T - 1) or one row (N - 1) below its bucket where
+the heuristic ran before: the stored time, at the entry's shape, of the heuristic's config for
+the shape below, ÷ the winner's (per DB, layout, dtype and which side; one step away, the
+shapes differ in alignment only, which neither side's number sees). A config not timed in an entry (not a candidate there, or pruned
 by ``rlscan-tune --prune``) is counted as untimed, never guessed. Forward scans drop the
 two-level flag at launch, so a ``/2l`` label missing from an entry is read without it.
 """
@@ -40,12 +45,12 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def label_of(heuristic, kernel, e, sms=None) -> str:
-    """The label of ``heuristic``'s config for entry ``e`` of ``kernel`` as the tuner timed it:
-    the dtype's item size, the estimator and the DB's GPU's SM count ``sms`` passed where that
-    revision's heuristic takes them, the flags the launcher ignores for ``kernel`` dropped
-    (``configs.honoured``)."""
-    N, T = e["shape"]
+def label_of(heuristic, kernel, e, sms=None, shape=None) -> str:
+    """The label of ``heuristic``'s config for entry ``e`` of ``kernel`` (for ``shape``, default
+    the entry's) as the tuner timed it: the dtype's item size, the estimator and the DB's GPU's
+    SM count ``sms`` passed where that revision's heuristic takes them, the flags the launcher
+    ignores for ``kernel`` dropped (``configs.honoured``)."""
+    N, T = shape or e["shape"]
     params = inspect.signature(heuristic).parameters
     kw = {k: v for k, v in (("itemsize", tune_grid.itemsize(e["dtype"])), ("estimator", kernel),
                             ("sms", sms)) if k in params}
@@ -129,6 +134,34 @@ def compare(paths, old, new) -> str:
     return "\n".join(out) + "\n"
 
 
+def below(paths, heuristic) -> str:
+    """The heuristic's config for (N, T - 1) and (N - 1, T) timed at each entry's (N, T), ÷ the
+    winner's time, where that shape is within 1/32 of the entry's bucket (``tuning.
+    _buckets_above``: T or N >= 33)."""
+    ratios, untimed = defaultdict(list), defaultdict(int)
+    for slug, kernel, e, sms in entries(paths):
+        N, T = e["shape"]
+        for side, shape in (("T - 1", (N, T - 1)), ("N - 1", (N - 1, T))):
+            if min(shape) < 1 or (tuning.bucket_index(N), tuning.bucket_index(T)) not in \
+                    tuning._buckets_above(*shape):
+                continue
+            key = (slug, e["layout"], e["dtype"], side)
+            t = time_of(e, label_of(heuristic, kernel, e, sms, shape))
+            if t is None:
+                untimed[key] += 1
+            else:
+                ratios[key].append((t / e["median_us"], kernel, N, T))
+    out = ["| DB | layout | dtype | shape | timed | heuristic below ÷ winner (geomean) | worst "
+           "| untimed |", "|---|---|---|---|---:|---:|---|---:|"]
+    for key in sorted(set(ratios) | set(untimed)):
+        r = ratios.get(key, [])
+        worst = max(r) if r else None
+        worst_text = f"{worst[0]:.2f} ({worst[1]} {worst[2]}x{worst[3]})" if worst else "—"
+        out.append(f"| {' | '.join(key)} | {len(r)} | {geomean([x[0] for x in r]):.3f} | "
+                   f"{worst_text} | {untimed.get(key, 0)} |")
+    return "\n".join(out) + "\n"
+
+
 def heuristic_at(revision: str):
     """``heuristic_config`` at a git revision: rlscan/kernels/heuristic.py, or launch.py for a
     revision from before that module."""
@@ -156,10 +189,15 @@ def main(argv=None) -> int:
     p.add_argument("--against", metavar="REV",
                    help="compare with the heuristic of this git revision instead")
     p.add_argument("--top", type=int, default=20)
+    p.add_argument("--below", action="store_true",
+                   help="the heuristic's config for the shapes one step or row below each "
+                        "entry's, timed at the entry's, ÷ the winner's")
     args = p.parse_args(argv)
     os.environ.pop("TRITON_INTERPRET", None)     # the GPU's rules, not the interpreter's tiles
     from rlscan.kernels.heuristic import heuristic_config
-    if args.against:
+    if args.below:
+        sys.stdout.write(below(args.db, heuristic_config))
+    elif args.against:
         sys.stdout.write(compare(args.db, heuristic_at(args.against), heuristic_config))
     else:
         sys.stdout.write(worst_groups(args.db, heuristic_config, args.top))

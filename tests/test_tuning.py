@@ -2651,8 +2651,9 @@ def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp
     """benchmarks/heuristic_vs_db.py: the heuristic's time in an entry is the stored timing of
     its config's label (without ``/2l`` where the entry timed the forward-scan form), never a
     guess; a heuristic that takes the estimator and item size gets each entry's; a comparison
-    lists new ÷ old per shape where the two heuristics differ, and the worst-groups report
-    names the config that would have done best."""
+    lists new ÷ old per shape where the two heuristics differ, the worst-groups report
+    names the config that would have done best, and the below report times the heuristic's
+    config for the shapes one step and one row below each entry's."""
     hv = _benchmark_script("heuristic_vs_db")
     a = {"strategy": "row_block", "BLOCK_N": 1, "BLOCK_T": 512, "num_warps": 4}
     b = {"strategy": "row_block", "BLOCK_N": 2, "BLOCK_T": 128, "num_warps": 2}
@@ -2681,6 +2682,10 @@ def test_heuristic_vs_db_reads_each_heuristic_choice_from_the_stored_timings(tmp
     assert "| time_last | float32 | 4096..8191 | 128..255 | 1 | 3.00× |" in worst
     assert f"| time_last | float32 | 64..127 | 512..1023 | 2 | 1.73× | {la} (1.00×, 2) |" in worst
     assert "0 entries did not time" in worst
+    # --below: the heuristic's config for T - 1 / N - 1, timed at the entry's shape, ÷ winner
+    text = hv.below([path], old)
+    assert "| gpu-x | time_last | float32 | T - 1 | 3 | 2.080 | 3.00 (gae 4096x128) | 0 |" in text
+    assert "| gpu-x | time_last | float32 | N - 1 | 3 | 1.442 | 3.00 (gae 4096x128) | 0 |" in text
 
     def per_estimator(N, T, tm, itemsize=4, estimator=""):
         return dict(b, TWO_LEVEL=True) if (estimator, itemsize) == ("gae", 4) else a
