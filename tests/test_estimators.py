@@ -1480,25 +1480,33 @@ _BELOW_TUNED = [(4096, 127, (4096, 128)), (4095, 128, (4096, 128)), (4095, 511, 
                 (64, 511, (64, 512)), (32, 32767, (32, 32768))]
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("est", ESTIMATORS)
-def test_untuned_shapes_just_below_a_tuned_bucket_run_its_entry_and_match_reference(est,
-                                                                                    dtype):
-    """On the GPU with the shipped DB, time-last calls one row or one step short of a tuned
-    bucket (T - 1 tokens of rewards, odd lengths among them) run that bucket's entry, as
-    which_config reports, and match the float64 reference on their per-step inputs."""
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    for N, T, above in _BELOW_TUNED:
+def test_untuned_shapes_just_below_a_tuned_bucket_run_its_entry_and_match_reference(
+        backend, device, est, dtype, monkeypatch):
+    """Time-last calls one row or one step short of a tuned bucket (T - 1 tokens of rewards,
+    odd lengths among them) run that bucket's entry, as which_config reports, and match the
+    float64 reference on their per-step inputs: on the GPU with its shipped DB at
+    ``_BELOW_TUNED``; in the interpreter at 64x511 (fp32) and 63x512 (bf16), CPU tensors
+    looking up the shipped H200 DB (its 64x512 entry)."""
+    if backend == "torch":
+        pytest.skip("the torch path has no tiles")
+    runs = _BELOW_TUNED
+    if backend == "interpret":
+        monkeypatch.setattr(tuning, "_device_slug", lambda d: "nvidia-h200")
+        for memo in ("_db_slugs", "_cache", "_cache_above"):
+            monkeypatch.setattr(tuning, memo, {})
+        # one shape a dtype: the interpreter takes ~3.5 s a call here
+        runs = [(64, 511, (64, 512)) if dtype == torch.float32 else (63, 512, (64, 512))]
+    for N, T, above in runs:
         kw, rk = make(est, (N, T), seed=89)
         if dtype != torch.float32:
             kw, rk = per_step_in(dtype, kw)
-        x = kw["inputs" if "inputs" in kw else "rewards"].cuda()
+        x = kw["inputs" if "inputs" in kw else "rewards"].to(device)
         got = tuning.which_config(est, x)
         assert got.source.startswith(("db:", "overlay:")), (N, T, got)
         assert (got.rows[0], got.steps[0]) == above, (N, T, got)
-        out = call(est, kw, torch.device("cuda"))
+        out = call(est, kw, device)
         assert_matches(out, reference(est, rk), T=T, scale=scale_of(est, rk))
 
 
