@@ -203,8 +203,8 @@ def _fill_by(run, how):
 
 
 def parse_config(text: str):
-    """``heuristic`` -> None; ``tuned`` / ``untuned`` -> that name; ``chunked:1x1024:w4:c1`` -> a validated
-    config dict."""
+    """``heuristic`` -> None; ``tuned`` / ``untuned`` -> that name; ``chunked:1x1024:w4:c1`` ->
+    a validated config dict."""
     if text == "heuristic":
         return None
     if text in ("tuned", "untuned"):

@@ -888,9 +888,9 @@ for sh in '$TM1,$NM1,$TEV'.split(','):
         print(lay, sh, c.source.split('/')[-1], c.rows[0], c.steps[0], c.config)
 " 2>&1 | grep -v Warn | tee $OUT/edge_which.txt | awk '{print $1,$2,$3,$4,$5}' | column -c 200
   for run in ${EDGE_RUNS:-gae:float32:TM1 discounted_returns:float32:TM1 vtrace:float32:TM1 gae:bfloat16:TM1 vtrace:bfloat16:TM1 gae:float32:NM1 gae:float32:TEV discounted_returns:bfloat16:TM1}; do
-    IFS=: read e d set <<< "$run"
+    IFS=: read e d list <<< "$run"
     timeout 120 python3 $R/benchmarks/compare_configs.py --rounds 2 --estimator $e --dtype $d \
-      --shapes ${!set} --configs tuned,untuned 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/edge_ab.txt
+      --shapes ${!list} --configs tuned,untuned 2>&1 | grep -v "Warn\|_warn" | tee -a $OUT/edge_ab.txt
     [ $(( $(date +%s) - T0 )) -gt ${CHECK_S:-420} ] && { echo "edge-ab: out of time after $run"; break; }
   done
   [ "${EDGE_TM:-1}" != 0 ] && timeout 120 python3 $R/benchmarks/compare_configs.py --rounds 2 \

@@ -2,7 +2,7 @@
 
 Every DB entry keeps the time of each candidate config it measured (``timings``), so the time
 of any heuristic's choice for the entry's shape can be read back wherever that config was a
-candidate. Two reports:
+candidate. Three reports:
 
     python benchmarks/heuristic_vs_db.py tuning_db/*.json                 # heuristic ÷ winner
     python benchmarks/heuristic_vs_db.py tuning_db/*.json --against 44a48a0   # vs that revision
@@ -18,9 +18,10 @@ rules (benchmarks/NOTES.md). The third (``--below``) is a proxy for ``tuning._bu
 which runs an entry at the shapes one step (T - 1) or one row (N - 1) below its bucket where
 the heuristic ran before: the stored time, at the entry's shape, of the heuristic's config for
 the shape below, ÷ the winner's (per DB, layout, dtype and which side; one step away, the
-shapes differ in alignment only, which neither side's number sees). A config not timed in an entry (not a candidate there, or pruned
-by ``rlscan-tune --prune``) is counted as untimed, never guessed. Forward scans drop the
-two-level flag at launch, so a ``/2l`` label missing from an entry is read without it.
+shapes differ in alignment only, which neither side's number sees). A config not timed in an
+entry (not a candidate there, or pruned by ``rlscan-tune --prune``) is counted as untimed,
+never guessed. Forward scans drop the two-level flag at launch, so a ``/2l`` label missing
+from an entry is read without it.
 """
 import argparse
 import importlib.util

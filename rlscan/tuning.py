@@ -507,8 +507,8 @@ def select_config(pb: P.Problem) -> dict:
     The hot path: one dict lookup keyed by the call's bucket. The first call of a bucket
     resolves it; one without an entry looks for the bucket above's (``_buckets_above``: a
     second dict keyed by how near the call is to it) and warns once per estimator and GPU when
-    that has none either. Never measures
-    anything, so it is safe under CUDA-graph capture and torch.compile tracing.
+    that has none either. Never measures anything, so it is safe under CUDA-graph capture and
+    torch.compile tracing.
     The returned dict is shared: do not modify it."""
     p0 = pb.p0
     # bit_length() is the bucket index + 1: the cheapest exact bucket id of an int
@@ -630,8 +630,8 @@ def which_config(estimator: str, x, *, time_dim: int = -1, gpu: Optional[str] = 
     a DB of its own, the file of its stand-in's: ``_db_slug``; for a bucket its DB lacks, a
     sibling's: ``_siblings``; for a bucket without one, the bucket above's where N or T is
     within 1/32 of its first value, ``rows`` and ``steps`` then naming that bucket:
-    ``_buckets_above``), ``"heuristic"`` when there is none, ``"forced"`` inside ``rlscan.kernels.launch.force_config``,
-    ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
+    ``_buckets_above``), ``"heuristic"`` when there is none, ``"forced"`` inside
+    ``rlscan.kernels.launch.force_config``, ``"torch"`` for CPU tensors (the torch implementation runs; no kernel config), and
     ``"empty"`` when the input is empty (nothing runs)."""
     from ._layout import Layout, use_kernels
     if estimator not in ESTIMATORS:
